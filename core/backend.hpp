@@ -1,0 +1,67 @@
+// The one narrow interface both worlds implement: sim/ (a discrete-event
+// cluster) and hw/ (real devices). core/ never includes either; it asks a
+// backend what it can do through Capabilities, which are data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/directive.hpp"
+#include "core/parallel_plan.hpp"
+#include "core/units.hpp"
+
+namespace parashift::core {
+
+struct Capabilities {
+  bool simulated_time = false;     // step() advances a simulated clock, not the wall clock
+  bool live_repartition = false;   // RepartitionDirective / RebalanceDirective
+  bool snapshots_to_host = false;  // SnapshotDirective / RestoreDirective
+  bool fault_injection = false;    // failures can be scheduled by the scenario
+  bool link_telemetry = false;     // StepReport::links is filled
+  int ranks = 0;
+};
+
+/// Busy time of one communication group in one iteration.
+struct GroupComm {
+  std::string group;  // e.g. "tp[stage 3, replica 0]", "dp[stage 0]"
+  std::string kind;   // collective name
+  TimeNs busy_ns = 0;
+  double bytes = 0;
+};
+
+struct LinkTelemetry {
+  std::string link;
+  double bytes = 0;
+  double utilisation = 0;  // busy share of the iteration, 0..1
+};
+
+struct FailureSeen {
+  std::string what;  // "gpu 17", "link leaf3-spine1"
+  TimeNs at_ns = 0;
+};
+
+/// What one iteration measured. Per-rank vectors are indexed by global rank.
+struct StepReport {
+  std::int64_t iteration = 0;
+  TimeNs iteration_ns = 0;
+  std::vector<TimeNs> rank_compute_ns;
+  std::vector<TimeNs> rank_exposed_comm_ns;
+  std::vector<double> rank_peak_memory_bytes;
+  std::vector<GroupComm> comm;
+  std::vector<LinkTelemetry> links;
+  std::vector<FailureSeen> failures;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Capabilities capabilities() const = 0;
+  /// Runs (or simulates) one training iteration under `plan`.
+  virtual StepReport step(const ParallelPlan& plan) = 0;
+  /// Applies a directive between iterations. Throws std::invalid_argument
+  /// when the backend's capabilities do not include it.
+  virtual void apply(const Directive& directive) = 0;
+};
+
+}  // namespace parashift::core

@@ -1,0 +1,77 @@
+#include "core/directive.hpp"
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace parashift::core {
+
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+std::string list(const std::vector<int>& values) {
+  std::ostringstream out;
+  out << '[';
+  for (std::size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << values[i];
+  out << ']';
+  return out.str();
+}
+
+}  // namespace
+
+const char* kind_name(const DirectiveAction& action) {
+  return std::visit(Overloaded{
+                        [](const ReplanDirective&) { return "replan"; },
+                        [](const RepartitionDirective&) { return "repartition"; },
+                        [](const RebalanceDirective&) { return "rebalance"; },
+                        [](const SnapshotDirective&) { return "snapshot"; },
+                        [](const RestoreDirective&) { return "restore"; },
+                        [](const RemapDirective&) { return "remap"; },
+                    },
+                    action);
+}
+
+std::string to_string(const Directive& directive) {
+  std::string body = std::visit(
+      Overloaded{
+          [](const ReplanDirective& d) { return d.plan.label(); },
+          [](const RepartitionDirective& d) { return list(d.layers_per_stage); },
+          [](const RebalanceDirective& d) { return list(d.micro_batches); },
+          [](const SnapshotDirective& d) { return "v" + std::to_string(d.version); },
+          [](const RestoreDirective& d) { return "v" + std::to_string(d.version); },
+          [](const RemapDirective& d) {
+            return "rank " + std::to_string(d.rank) + " -> gpu " + std::to_string(d.spare_gpu);
+          },
+      },
+      directive.action);
+  std::ostringstream out;
+  out << kind_name(directive.action) << ' ' << body << " (" << directive.reason;
+  out << "; gain " << directive.predicted_gain_s << " s)";
+  return out.str();
+}
+
+void to_json(nlohmann::json& out, const Directive& directive) {
+  out = nlohmann::json{{"kind", kind_name(directive.action)},
+                       {"reason", directive.reason},
+                       {"predicted_gain_s", directive.predicted_gain_s}};
+  std::visit(Overloaded{
+                 [&](const ReplanDirective& d) { out["plan"] = d.plan.label(); },
+                 [&](const RepartitionDirective& d) { out["layers_per_stage"] = d.layers_per_stage; },
+                 [&](const RebalanceDirective& d) { out["micro_batches"] = d.micro_batches; },
+                 [&](const SnapshotDirective& d) { out["version"] = d.version; },
+                 [&](const RestoreDirective& d) { out["version"] = d.version; },
+                 [&](const RemapDirective& d) {
+                   out["rank"] = d.rank;
+                   out["spare_gpu"] = d.spare_gpu;
+                 },
+             },
+             directive.action);
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,136 @@
+#include "core/parallel_plan.hpp"
+
+#include <array>
+#include <utility>
+
+#include "core/input_error.hpp"
+
+namespace parashift::core {
+
+namespace {
+
+template <typename Enum, std::size_t N>
+Enum parse_enum(const std::string& text, const std::array<std::pair<const char*, Enum>, N>& names) {
+  std::string expected;
+  for (const auto& [name, value] : names) {
+    if (text == name) return value;
+    expected += (expected.empty() ? "" : ", ") + std::string(name);
+  }
+  throw InputError("expected one of " + expected + ", found '" + text + "'");
+}
+
+constexpr std::array<std::pair<const char*, Schedule>, 4> kSchedules{{
+    {"gpipe", Schedule::GPipe},
+    {"1f1b", Schedule::OneFOneB},
+    {"interleaved_1f1b", Schedule::Interleaved1F1B},
+    {"zb_h1", Schedule::ZeroBubbleH1},
+}};
+constexpr std::array<std::pair<const char*, Recompute>, 3> kRecomputes{{
+    {"none", Recompute::None},
+    {"selective", Recompute::Selective},
+    {"full", Recompute::Full},
+}};
+constexpr std::array<std::pair<const char*, OptimizerSharding>, 3> kShardings{{
+    {"none", OptimizerSharding::None},
+    {"distributed", OptimizerSharding::Distributed},
+    {"fsdp", OptimizerSharding::Fsdp},
+}};
+constexpr std::array<std::pair<const char*, Precision>, 2> kPrecisions{{
+    {"bf16", Precision::Bf16},
+    {"fp8", Precision::Fp8},
+}};
+
+template <typename Enum, std::size_t N>
+const char* name_of(Enum value, const std::array<std::pair<const char*, Enum>, N>& names) {
+  for (const auto& [name, v] : names) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+}  // namespace
+
+const char* to_string(Schedule value) { return name_of(value, kSchedules); }
+const char* to_string(Recompute value) { return name_of(value, kRecomputes); }
+const char* to_string(OptimizerSharding value) { return name_of(value, kShardings); }
+const char* to_string(Precision value) { return name_of(value, kPrecisions); }
+Schedule parse_schedule(const std::string& text) { return parse_enum(text, kSchedules); }
+Recompute parse_recompute(const std::string& text) { return parse_enum(text, kRecomputes); }
+OptimizerSharding parse_optimizer_sharding(const std::string& text) {
+  return parse_enum(text, kShardings);
+}
+Precision parse_precision(const std::string& text) { return parse_enum(text, kPrecisions); }
+
+std::vector<std::string> ParallelPlan::problems(const ModelSpec& model, int seq_len,
+                                                int gpu_count) const {
+  std::vector<std::string> out;
+  auto text = [](int v) { return std::to_string(v); };
+  const std::array<std::pair<const char*, int>, 6> positives{{{"tp", tp},
+                                                              {"pp", pp},
+                                                              {"dp", dp},
+                                                              {"cp", cp},
+                                                              {"virtual_stages", virtual_stages},
+                                                              {"micro_batch", micro_batch}}};
+  for (const auto& [field, value] : positives) {
+    if (value < 1) out.push_back(std::string(field) + ": expected an integer >= 1, found " + text(value));
+  }
+  if (global_batch < 1) out.push_back("global_batch: expected an integer >= 1, found " + text(global_batch));
+  if (!out.empty()) return out;
+
+  if (model.heads % tp != 0) {
+    out.push_back("tp: tp=" + text(tp) + " does not divide heads=" + text(model.heads));
+  }
+  if (model.kv_heads % tp != 0 && tp % model.kv_heads != 0) {
+    out.push_back("tp: tp=" + text(tp) + " and kv_heads=" + text(model.kv_heads) +
+                  " do not divide one another");
+  }
+  if (model.ffn_hidden % tp != 0) {
+    out.push_back("tp: tp=" + text(tp) + " does not divide ffn_hidden=" + text(model.ffn_hidden));
+  }
+  if (gpus() != gpu_count) {
+    out.push_back("dp: tp*pp*dp*cp=" + text(tp) + "*" + text(pp) + "*" + text(dp) + "*" + text(cp) +
+                  "=" + text(gpus()) + " differs from the cluster's " + text(gpu_count) + " GPUs");
+  }
+  if (model.layers < pp * virtual_stages) {
+    out.push_back("pp: pp*virtual_stages=" + text(pp * virtual_stages) + " exceeds layers=" +
+                  text(model.layers));
+  }
+  if (global_batch % (dp * micro_batch) != 0) {
+    out.push_back("global_batch: " + text(global_batch) + " is not divisible by dp*micro_batch=" +
+                  text(dp * micro_batch));
+  }
+  if (seq_len % (2 * cp) != 0 && cp > 1) {
+    out.push_back("cp: seq_len=" + text(seq_len) + " is not divisible by 2*cp=" + text(2 * cp));
+  }
+  if (virtual_stages > 1 && schedule != Schedule::Interleaved1F1B) {
+    out.push_back("virtual_stages: " + text(virtual_stages) +
+                  " chunks need schedule interleaved_1f1b, found " + to_string(schedule));
+  }
+  if (schedule == Schedule::Interleaved1F1B && pp > 1 && global_batch % (dp * micro_batch) == 0 &&
+      micro_batches() % pp != 0) {
+    out.push_back("schedule: interleaved_1f1b needs micro-batches (" + text(micro_batches()) +
+                  ") to be a multiple of pp=" + text(pp));
+  }
+  if (sequence_parallel && tp == 1) {
+    out.push_back("sequence_parallel: needs tp > 1");
+  }
+  return out;
+}
+
+void ParallelPlan::validate(const ModelSpec& model, int seq_len, int gpu_count) const {
+  const auto found = problems(model, seq_len, gpu_count);
+  if (!found.empty()) throw InputError("plan." + found.front());
+}
+
+std::string ParallelPlan::label() const {
+  std::string s = "tp" + std::to_string(tp) + " pp" + std::to_string(pp) + " dp" +
+                  std::to_string(dp) + " cp" + std::to_string(cp);
+  if (virtual_stages > 1) s += " v" + std::to_string(virtual_stages);
+  s += " mb" + std::to_string(micro_batch) + " " + to_string(schedule) + " rc:" +
+       to_string(recompute);
+  if (sequence_parallel) s += " sp";
+  s += std::string(" os:") + to_string(optimizer_sharding) + " " + to_string(precision);
+  return s;
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,53 @@
+// How one training job is split across GPUs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/model_spec.hpp"
+
+namespace parashift::core {
+
+enum class Schedule { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1 };
+enum class Recompute { None, Selective, Full };
+enum class OptimizerSharding { None, Distributed, Fsdp };  // none / ZeRO-1 / ZeRO-3
+enum class Precision { Bf16, Fp8 };
+
+struct ParallelPlan {
+  int tp = 1;              // tensor parallel
+  int pp = 1;              // pipeline parallel
+  int dp = 1;              // data parallel
+  int cp = 1;              // context parallel
+  int virtual_stages = 1;  // model chunks per pipeline rank (interleaving)
+  int micro_batch = 1;     // sequences per micro-batch
+  int global_batch = 1;    // sequences per iteration
+  Schedule schedule = Schedule::OneFOneB;
+  Recompute recompute = Recompute::None;
+  bool sequence_parallel = false;
+  OptimizerSharding optimizer_sharding = OptimizerSharding::None;
+  Precision precision = Precision::Bf16;
+
+  int gpus() const { return tp * pp * dp * cp; }
+  /// Micro-batches each data-parallel replica runs per iteration.
+  int micro_batches() const { return global_batch / (dp * micro_batch); }
+
+  /// Every reason this plan cannot run `model` with `seq_len` on `gpu_count`
+  /// GPUs, as "field: reason" lines; empty when the plan is valid.
+  std::vector<std::string> problems(const ModelSpec& model, int seq_len, int gpu_count) const;
+  /// Throws InputError with the first problem (prefixed "plan.").
+  void validate(const ModelSpec& model, int seq_len, int gpu_count) const;
+  /// Compact label, e.g. "tp8 pp8 dp16 cp1 v1 mb1 1f1b sel sp dist bf16".
+  std::string label() const;
+};
+
+const char* to_string(Schedule value);
+const char* to_string(Recompute value);
+const char* to_string(OptimizerSharding value);
+const char* to_string(Precision value);
+// Each parser throws InputError "expected one of ..., found '...'".
+Schedule parse_schedule(const std::string& text);
+Recompute parse_recompute(const std::string& text);
+OptimizerSharding parse_optimizer_sharding(const std::string& text);
+Precision parse_precision(const std::string& text);
+
+}  // namespace parashift::core

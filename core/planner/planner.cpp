@@ -1,0 +1,152 @@
+#include "core/planner/planner.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+
+#include "core/cost/memory.hpp"
+#include "core/cost/work_profile.hpp"
+#include "core/planner/plan_space.hpp"
+
+namespace parashift::core {
+
+namespace {
+
+struct Candidate {
+  ParallelPlan plan;
+  IterationEstimate estimate;
+};
+
+// Shorter first; equal times by label (built only on a tie).
+bool candidate_before(const Candidate& a, const Candidate& b) {
+  if (a.estimate.total_ns != b.estimate.total_ns) return a.estimate.total_ns < b.estimate.total_ns;
+  return a.plan.label() < b.plan.label();
+}
+
+// work_profile() reads only these plan fields (per-micro-batch work of one
+// layer); consecutive plans of PlanSpace::for_each share them in runs.
+struct ProfileKey {
+  int tp = 0;
+  int cp = 0;
+  int micro_batch = 0;
+  Recompute recompute = Recompute::None;
+  bool sequence_parallel = false;
+  bool operator==(const ProfileKey&) const = default;
+};
+
+ProfileKey profile_key(const ParallelPlan& p) {
+  return {p.tp, p.cp, p.micro_batch, p.recompute, p.sequence_parallel};
+}
+
+// The K best seen so far as a heap whose front is the worst of them.
+class TopK {
+ public:
+  explicit TopK(int k) : k_(static_cast<std::size_t>(std::max(0, k))) { heap_.reserve(k_); }
+
+  bool would_keep(TimeNs total_ns) const {
+    return heap_.size() < k_ || (k_ > 0 && total_ns <= heap_.front().estimate.total_ns);
+  }
+  void offer(const Candidate& c) {
+    if (heap_.size() < k_) {
+      heap_.push_back(c);
+      std::push_heap(heap_.begin(), heap_.end(), candidate_before);
+    } else if (k_ > 0 && candidate_before(c, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), candidate_before);
+      heap_.back() = c;
+      std::push_heap(heap_.begin(), heap_.end(), candidate_before);
+    }
+  }
+  std::vector<RankedPlan> sorted() const {
+    std::vector<RankedPlan> out;
+    out.reserve(heap_.size());
+    for (const Candidate& c : heap_) out.push_back({c.plan, c.estimate, c.plan.label()});
+    std::sort(out.begin(), out.end(), ranks_before);
+    return out;
+  }
+
+ private:
+  std::size_t k_;
+  std::vector<Candidate> heap_;
+};
+
+std::optional<ReferenceStanding> stand(const PlannerInput& in, double usable_bytes) {
+  if (!in.reference) return std::nullopt;
+  ReferenceStanding r;
+  ParallelPlan plan = *in.reference;
+  plan.global_batch = in.global_batch;
+  plan.precision = in.precision;
+  r.valid = plan.problems(in.model, in.seq_len, in.cluster.gpus).empty();
+  r.matches_pins = in.pins.matches(plan);
+  r.ranked.plan = plan;
+  r.ranked.label = plan.label();
+  if (r.valid) {
+    r.ranked.estimate =
+        estimate_iteration(in.model, in.device, in.cluster, plan, in.seq_len, in.options);
+    r.fits_memory = r.ranked.estimate.memory.total_bytes() <= usable_bytes;
+  }
+  r.rank = 1;
+  return r;
+}
+
+}  // namespace
+
+double usable_memory_bytes(const DeviceSpec& device, double margin) {
+  return device.hbm_bytes * (1.0 - margin);
+}
+
+bool ranks_before(const RankedPlan& a, const RankedPlan& b) {
+  if (a.estimate.total_ns != b.estimate.total_ns) return a.estimate.total_ns < b.estimate.total_ns;
+  return a.label < b.label;
+}
+
+PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  PlanSearch result;
+  const double usable_bytes = usable_memory_bytes(in.device, options.memory_margin);
+  result.reference = stand(in, usable_bytes);
+  const TimeNs reference_ns =
+      result.reference && result.reference->valid ? result.reference->ranked.estimate.total_ns : 0;
+
+  PlanSpaceInput space_in;
+  space_in.gpus = in.cluster.gpus;
+  space_in.gpus_per_node = in.cluster.gpus_per_node;
+  space_in.global_batch = in.global_batch;
+  space_in.seq_len = in.seq_len;
+  space_in.precision = in.precision;
+  space_in.pins = in.pins;
+  space_in.max_cp = options.max_cp;
+  const PlanSpace space(in.model, space_in);
+
+  SearchStats& stats = result.stats;
+  TopK top(options.top_k);
+  WorkProfile profile;
+  ProfileKey cached{};
+  bool have_profile = false;
+  std::int64_t faster_than_reference = 0;
+  space.for_each([&](const ParallelPlan& plan) {
+    ++stats.enumerated;
+    assert(plan.problems(in.model, in.seq_len, in.cluster.gpus).empty());
+    if (peak_memory(in.model, plan, in.seq_len).total_bytes() > usable_bytes) {
+      ++stats.pruned_by_memory;
+      return;
+    }
+    const ProfileKey key = profile_key(plan);
+    if (!have_profile || !(key == cached)) {
+      profile = work_profile(in.model, in.device, plan, in.seq_len, in.options);
+      cached = key;
+      have_profile = true;
+    }
+    ++stats.evaluated;
+    const Candidate c{
+        plan, estimate_iteration(in.model, in.device, in.cluster, plan, profile, in.options)};
+    if (c.estimate.total_ns < reference_ns) ++faster_than_reference;
+    if (top.would_keep(c.estimate.total_ns)) top.offer(c);
+  });
+  result.top = top.sorted();
+  if (result.reference) result.reference->rank = 1 + faster_than_reference;
+  result.stats.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,283 @@
+#include "core/scenario/scenario.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/input_error.hpp"
+#include "core/scenario/model_yaml.hpp"
+#include "core/scenario/yaml_fields.hpp"
+
+#ifndef PARASHIFT_DATA_DIR
+#define PARASHIFT_DATA_DIR "scenarios"
+#endif
+
+namespace parashift::core {
+
+namespace fs = std::filesystem;
+
+std::string TopologySource::describe() const {
+  if (!file.empty()) return file;
+  std::string s = generator;
+  for (const auto& [key, value] : params) s += " " + key + "=" + value;
+  return s;
+}
+
+void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides) {
+  for (const auto& item : overrides) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw InputError("--set " + item + ": expected key.path=value");
+    }
+    const std::string key = item.substr(0, eq);
+    const std::string text = item.substr(eq + 1);
+    std::vector<std::string> parts;
+    std::stringstream split(key);
+    for (std::string part; std::getline(split, part, '.');) {
+      if (part.empty()) throw InputError("--set " + item + ": empty field name in '" + key + "'");
+      parts.push_back(part);
+    }
+    YAML::Node value;
+    try {
+      value = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw InputError("--set " + item + ": value is not valid YAML (" + e.msg + ")");
+    }
+    // Walk with reset() copies: yaml-cpp nodes are handles into one document.
+    YAML::Node cursor;
+    cursor.reset(root);
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+      YAML::Node next = cursor[parts[i]];
+      if (next && !next.IsNull() && !next.IsMap()) {
+        std::string prefix;
+        for (std::size_t j = 0; j <= i; ++j) prefix += (j ? "." : "") + parts[j];
+        throw InputError("--set " + item + ": '" + prefix + "' is not a map of fields");
+      }
+      if (!next || next.IsNull()) {
+        cursor[parts[i]] = YAML::Node(YAML::NodeType::Map);
+        next.reset(cursor[parts[i]]);
+      }
+      cursor.reset(next);
+    }
+    cursor[parts.back()] = value;
+  }
+}
+
+ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_dir) {
+  const std::vector<fs::path> dirs = {scenario_dir / "models", fs::path(PARASHIFT_DATA_DIR) / "models"};
+  for (const auto& dir : dirs) {
+    const fs::path file = dir / (name + ".yaml");
+    if (!fs::exists(file)) continue;
+    YAML::Node doc;
+    try {
+      doc = YAML::LoadFile(file.string());
+    } catch (const YAML::Exception& e) {
+      throw InputError(file.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    YamlFields fields(doc, "model", file.string());
+    ModelSpec m = read_model_fields(fields, ModelSpec{});
+    fields.reject_unknown();
+    if (m.name.empty()) m.name = name;
+    try {
+      m.validate();
+    } catch (const InputError& e) {
+      throw InputError(file.string() + ": " + e.what());
+    }
+    return m;
+  }
+  std::string known;
+  for (const auto& dir : dirs) {
+    if (!fs::is_directory(dir)) continue;
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+    }
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  }
+  throw InputError("unknown model preset '" + name + "' (known: " + known + ")");
+}
+
+namespace {
+
+ModelSpec read_model(YamlFields& root, const std::string& file, const fs::path& dir) {
+  const YAML::Node node = root.child("model");
+  if (node.IsScalar()) {
+    try {
+      return load_model_preset(node.Scalar(), dir);
+    } catch (const InputError& e) {
+      root.fail("model", e.what());
+    }
+  }
+  YamlFields fields = root.map("model");
+  ModelSpec base;
+  if (auto preset = fields.optional_string("preset")) {
+    try {
+      base = load_model_preset(*preset, dir);
+    } catch (const InputError& e) {
+      fields.fail("preset", e.what());
+    }
+  }
+  ModelSpec m = read_model_fields(fields, base);
+  fields.reject_unknown();
+  try {
+    m.validate();
+  } catch (const InputError& e) {
+    throw InputError(yaml_location(file, node) + e.what());
+  }
+  return m;
+}
+
+TopologySource read_topology_source(YamlFields& cluster, const fs::path& dir) {
+  TopologySource src;
+  const YAML::Node node = cluster.child("topology");
+  if (node.IsScalar()) {
+    src.file = (dir / node.Scalar()).lexically_normal().string();
+    return src;
+  }
+  YamlFields fields = cluster.map("topology");
+  if (auto file = fields.optional_string("file")) {
+    src.file = (dir / *file).lexically_normal().string();
+    fields.reject_unknown();
+    return src;
+  }
+  src.generator = fields.string("generator");
+  for (const auto& entry : fields.node()) {
+    const std::string key = entry.first.as<std::string>();
+    if (key == "generator" || key == "file") continue;
+    if (!entry.second.IsScalar()) {
+      fields.fail(key, "expected a scalar generator parameter");
+    }
+    src.params[key] = entry.second.Scalar();
+  }
+  return src;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
+                        const std::vector<std::string>& overrides) {
+  const std::string name = file.string();
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                     std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
+  }
+  if (!root || root.IsNull()) throw InputError(name + ": empty scenario (expected a map of fields)");
+  if (!root.IsMap()) throw InputError(name + ": expected a map of fields at the top level");
+  apply_overrides(root, overrides);
+  std::set<std::string> overridden;
+  for (const auto& item : overrides) overridden.insert(item.substr(0, item.find('=')));
+
+  const fs::path dir = file.parent_path();
+  Scenario s;
+  s.file = name;
+  YamlFields top(root, "", name, &overridden);
+  s.name = top.optional_string("name").value_or(file.stem().string());
+  s.model = read_model(top, name, dir);
+
+  {
+    YamlFields cluster = top.map("cluster");
+    const std::string device = cluster.string("device");
+    try {
+      s.device = device_preset(device);
+    } catch (const InputError& e) {
+      cluster.fail("device", e.what());
+    }
+    s.topology_source = read_topology_source(cluster, dir);
+    cluster.reject_unknown();
+    try {
+      s.topology = s.topology_source.file.empty()
+                       ? topo::generate_topology(s.topology_source.generator,
+                                                 s.topology_source.params)
+                       : topo::load_topology(s.topology_source.file);
+    } catch (const topo::TopologyError& e) {
+      cluster.fail("topology", e.what());
+    }
+  }
+
+  YamlFields training = top.map("training");
+  {
+    s.training.global_batch = training.positive_int("global_batch");
+    s.training.seq_len = training.positive_int("seq_len");
+    if (auto p = training.optional_string("precision")) {
+      try {
+        s.training.precision = parse_precision(*p);
+      } catch (const InputError& e) {
+        training.fail("precision", e.what());
+      }
+    }
+    training.reject_unknown();
+    if (s.training.precision == Precision::Fp8 && s.device.peak_fp8_flops_per_s <= 0) {
+      training.fail("precision", "fp8 needs a device with FP8 tensor cores; " + s.device.name +
+                                     " has none");
+    }
+  }
+
+  {
+    YamlFields plan = top.map("plan");
+    ParallelPlan& p = s.plan;
+    p.tp = plan.optional_positive_int("tp").value_or(1);
+    p.pp = plan.optional_positive_int("pp").value_or(1);
+    p.cp = plan.optional_positive_int("cp").value_or(1);
+    const auto dp = plan.optional_positive_int("dp");
+    const int gpus = s.topology.gpu_count();
+    const int model_parallel = p.tp * p.pp * p.cp;
+    p.dp = dp.value_or(gpus % model_parallel == 0 ? gpus / model_parallel : 0);
+    if (!dp && p.dp == 0) {
+      plan.fail("tp", "tp*pp*cp=" + std::to_string(model_parallel) + " does not divide the " +
+                          std::to_string(gpus) + " GPUs of the cluster");
+    }
+    p.virtual_stages = plan.optional_positive_int("virtual_stages").value_or(1);
+    p.micro_batch = plan.optional_positive_int("micro_batch").value_or(1);
+    auto enum_field = [&](const char* key, auto parse, auto& target) {
+      if (auto v = plan.optional_string(key)) {
+        try {
+          target = parse(*v);
+        } catch (const InputError& e) {
+          plan.fail(key, e.what());
+        }
+      }
+    };
+    enum_field("schedule", parse_schedule, p.schedule);
+    enum_field("recompute", parse_recompute, p.recompute);
+    enum_field("optimizer_sharding", parse_optimizer_sharding, p.optimizer_sharding);
+    if (auto sp = plan.optional_bool("sequence_parallel")) p.sequence_parallel = *sp;
+    plan.reject_unknown();
+    p.global_batch = s.training.global_batch;
+    p.precision = s.training.precision;
+    const auto problems = p.problems(s.model, s.training.seq_len, gpus);
+    if (!problems.empty()) {
+      const std::string first = problems.front();
+      const std::string key = first.substr(0, first.find(':'));
+      const std::string what = first.substr(first.find(':') + 2);
+      if (key == "global_batch") training.fail(key, what);
+      if (plan.has(key)) plan.fail(key, what);
+      throw InputError(yaml_location(name, plan.node()) + "plan." + key + ": " + what);
+    }
+  }
+
+  if (top.has("run")) {
+    YamlFields run = top.map("run");
+    s.run.iterations = run.optional_positive_int("iterations").value_or(1);
+    s.run.seed = static_cast<std::uint64_t>(run.nonnegative_int64("seed", 1));
+    run.reject_unknown();
+  } else {
+    top.allow("run");
+  }
+  top.reject_unknown();
+  return s;
+}
+
+Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file.string() + ": cannot open scenario file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_scenario(text.str(), file, overrides);
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,68 @@
+// A what-if scenario: model, cluster, training, plan and run settings, read
+// from YAML by one loader that validates every field.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/device_spec.hpp"
+#include "core/model_spec.hpp"
+#include "core/parallel_plan.hpp"
+#include "topologies/topology.hpp"
+
+namespace parashift::core {
+
+struct TopologySource {
+  std::string file;       // a .dot / .graphml path (resolved), or
+  std::string generator;  // a generator name with its parameters
+  std::map<std::string, std::string> params;
+  std::string describe() const;
+};
+
+struct TrainingSpec {
+  int global_batch = 0;  // sequences per iteration
+  int seq_len = 0;
+  Precision precision = Precision::Bf16;
+};
+
+struct RunSpec {
+  int iterations = 1;
+  std::uint64_t seed = 1;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // as given, for messages
+  ModelSpec model;
+  DeviceSpec device;
+  TopologySource topology_source;
+  topo::Topology topology;
+  TrainingSpec training;
+  ParallelPlan plan;
+  RunSpec run;
+};
+
+/// Applies "key.path=value" overrides (CLI --set) to a parsed YAML document.
+/// The value is parsed as YAML, so numbers and booleans keep their types.
+void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides);
+
+/// Reads, overrides, validates. Every error is an InputError naming the file,
+/// the field and what was expected.
+Scenario load_scenario(const std::filesystem::path& file,
+                       const std::vector<std::string>& overrides = {});
+
+/// Same, from YAML text (`file` is only used in messages and to resolve
+/// relative paths).
+Scenario parse_scenario(const std::string& yaml_text, const std::filesystem::path& file,
+                        const std::vector<std::string>& overrides = {});
+
+/// Where model presets are looked up: <scenario dir>/models, then the
+/// shipped scenarios/models.
+ModelSpec load_model_preset(const std::string& name, const std::filesystem::path& scenario_dir);
+
+}  // namespace parashift::core

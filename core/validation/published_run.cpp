@@ -1,0 +1,447 @@
+#include "core/validation/published_run.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/input_error.hpp"
+
+namespace parashift::core {
+
+namespace {
+
+enum Col : int {
+  kRowId, kSourceGroup, kModel, kArchNotes, kLayers, kHidden, kHeads, kKvHeads, kFfnHidden,
+  kSeqLen, kVocab, kGpuType, kNumGpus, kGpusPerNode, kTp, kPp, kDp, kCp, kVp, kMicroBatch,
+  kGlobalBatch, kRecompute, kSeqParallel, kPrecision, kSharding, kFramework, kNotes,
+  kReportedTime, kDerivedTime, kColumnCount
+};
+
+struct ColumnName {
+  const char* name;
+  bool required;
+};
+
+constexpr std::array<ColumnName, kColumnCount> kColumns{{
+    {"row_id", true}, {"source_group", false}, {"model", false}, {"arch_notes", false},
+    {"layers", true}, {"hidden", true}, {"heads", true}, {"kv_heads", false},
+    {"ffn_hidden", false}, {"seq_len", true}, {"vocab", true}, {"gpu_type", true},
+    {"num_gpus", true}, {"gpus_per_node", false}, {"tp", true}, {"pp", true}, {"dp", false},
+    {"cp", false}, {"vp_interleave", false}, {"micro_batch", false},
+    {"global_batch_seqs", true}, {"act_recompute", false}, {"seq_parallel", false},
+    {"precision", false}, {"optimizer_sharding", false}, {"framework", false}, {"notes", false},
+    {"reported_iteration_time_s", true}, {"derived_iteration_time_s", false},
+}};
+
+std::string lower(const std::string& text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return out;
+}
+
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return text.substr(first, last - first + 1);
+}
+
+bool has(const std::string& lowered, const char* word) {
+  return lowered.find(word) != std::string::npos;
+}
+
+// A cell that should hold a number but does not: the row is malformed.
+struct BadCell : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Row {
+ public:
+  Row(const ColumnIndex& columns, const CsvRecord& record) : columns_(columns), record_(record) {}
+
+  std::string text(Col col) const {
+    const int at = columns_.position[col];
+    return at < 0 ? std::string() : trim(record_.fields[static_cast<std::size_t>(at)]);
+  }
+
+  std::optional<double> number(Col col) const {
+    const std::string cell = text(col);
+    if (cell.empty()) return std::nullopt;
+    const auto value = leading_number(cell);
+    if (!value) {
+      throw BadCell(std::string("column ") + kColumns[col].name + ": expected a number, found '" +
+                    cell + "'");
+    }
+    return value;
+  }
+
+  std::optional<int> integer(Col col) const {
+    const auto value = number(col);
+    if (!value) return std::nullopt;
+    if (*value != std::floor(*value) || *value < 0 || *value > 1e9) {
+      throw BadCell(std::string("column ") + kColumns[col].name +
+                    ": expected a whole number, found '" + text(col) + "'");
+    }
+    return static_cast<int>(*value);
+  }
+
+ private:
+  const ColumnIndex& columns_;
+  const CsvRecord& record_;
+};
+
+}  // namespace
+
+ColumnIndex::ColumnIndex(const std::vector<std::string>& header, const std::string& source)
+    : position(kColumnCount, -1), width(header.size()) {
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const std::string name = trim(header[i]);
+    for (int c = 0; c < kColumnCount; ++c) {
+      if (name == kColumns[static_cast<std::size_t>(c)].name) position[static_cast<std::size_t>(c)] = static_cast<int>(i);
+    }
+  }
+  for (int c = 0; c < kColumnCount; ++c) {
+    if (kColumns[static_cast<std::size_t>(c)].required && position[static_cast<std::size_t>(c)] < 0) {
+      throw InputError(source + ":1: header lacks the column '" +
+                       kColumns[static_cast<std::size_t>(c)].name + "'");
+    }
+  }
+}
+
+std::optional<double> leading_number(const std::string& raw) {
+  const std::string text = trim(raw);
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr == begin || !std::isfinite(value)) return std::nullopt;
+  // Allow a trailing comment: "8192 (default cfg)", "40 GB".
+  if (ptr != end && !std::isspace(static_cast<unsigned char>(*ptr)) && *ptr != '(') {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::string> device_for_gpu_type(const std::string& text, std::string* assumption) {
+  const std::string t = lower(text);
+  auto assume = [assumption](const char* what) {
+    if (assumption) *assumption = what;
+  };
+  if (has(t, "pcie") || has(t, " nvl")) return std::nullopt;  // no preset for PCIe / NVL parts
+  if (has(t, "a100")) {
+    if (has(t, "40gb") || has(t, "40 gb")) return "a100-40gb";
+    if (!has(t, "80gb") && !has(t, "80 gb")) assume("gpu_type=A100 80GB (size not stated)");
+    return "a100-80gb";
+  }
+  if (has(t, "h200")) return "h200";
+  if (has(t, "h100")) {
+    if (has(t, "96gb") || has(t, "96 gb") || has(t, "500 w") || has(t, "500w")) {
+      return "h100-96gb-500w";
+    }
+    if (!has(t, "sxm") && !has(t, "80gb") && !has(t, "80 gb")) {
+      assume("gpu_type=H100 SXM5 80GB (variant not stated)");
+    }
+    return "h100-sxm-80gb";
+  }
+  return std::nullopt;
+}
+
+std::optional<Precision> precision_from_text(const std::string& text) {
+  const std::string t = lower(text);
+  if (has(t, "fp8") || has(t, "float8") || has(t, "e4m3")) return Precision::Fp8;
+  if (has(t, "bf16") || has(t, "bfloat16") || has(t, "fp16") || has(t, "float16") ||
+      has(t, "16-bit") || has(t, "16 bit") || has(t, "mixed precision")) {
+    return Precision::Bf16;
+  }
+  return std::nullopt;
+}
+
+std::optional<OptimizerSharding> sharding_from_text(const std::string& text) {
+  const std::string t = lower(text);
+  if (has(t, "fsdp") || has(t, "zero-3") || has(t, "zero3") || has(t, "zero stage 3") ||
+      has(t, "full shard")) {
+    return OptimizerSharding::Fsdp;
+  }
+  if (has(t, "distributed") || has(t, "zero-1") || has(t, "zero1") || has(t, "zero-2") ||
+      has(t, "zero2")) {
+    return OptimizerSharding::Distributed;
+  }
+  if (t == "none" || t == "no" || has(t, "ddp") || t == "off") return OptimizerSharding::None;
+  return std::nullopt;
+}
+
+std::optional<Recompute> recompute_from_text(const std::string& text) {
+  const std::string t = lower(text);
+  if (has(t, "selective") || has(t, "per-op") || has(t, "per op")) return Recompute::Selective;
+  if (has(t, "full")) return Recompute::Full;
+  if (t == "none" || t == "no" || t == "off" || t == "false") return Recompute::None;
+  return std::nullopt;
+}
+
+std::optional<bool> yes_no_from_text(const std::string& text) {
+  const std::string t = lower(trim(text));
+  if (t == "yes" || t == "y" || t == "true" || t == "on" || t == "1") return true;
+  if (t == "no" || t == "n" || t == "false" || t == "off" || t == "0") return false;
+  return std::nullopt;
+}
+
+ClusterView published_cluster(const DeviceSpec& device, int gpus, int gpus_per_node) {
+  ClusterView c;
+  c.gpus = gpus;
+  c.gpus_per_node = gpus_per_node;
+  c.intra_node_Bps = 0.80 * device.nvlink_Bps;
+  c.inter_node_Bps = 0.90 * device.nic_Bps;
+  c.intra_node_latency_ns = 2 * kNsPerUs;
+  c.inter_node_latency_ns = 5 * kNsPerUs;
+  return c;
+}
+
+namespace {
+
+// Software options implied by the framework cell and the notes.
+void apply_framework(const Row& row, PublishedRun& run) {
+  const std::string framework = lower(row.text(kFramework));
+  const std::string all = framework + " " + lower(row.text(kNotes)) + " " +
+                          lower(row.text(kSharding)) + " " + lower(row.text(kRecompute));
+  if (has(framework, "megatron")) {
+    // "Megatron-LM (2021)": the year in the cell, if any, before 2023.
+    for (int year = 2019; year <= 2022; ++year) {
+      if (has(framework, std::to_string(year).c_str())) {
+        run.options.attention = AttentionKernel::Unfused;
+        run.options.overlap_grad_reduce = false;
+        run.options.overlap_param_gather = false;
+        run.defaults.push_back("framework " + std::to_string(year) +
+                               ": unfused attention, gradient all-reduce after backward");
+        break;
+      }
+    }
+  }
+  if (has(framework, "torchtitan")) {
+    run.options.grad_reduce_bytes = 4.0;  // FSDP2 mixed precision reduces in FP32
+    if (run.plan.recompute == Recompute::Selective) {
+      run.options.selective = SelectiveRecompute::PerOp;
+    }
+  }
+  if (has(framework, "eager")) {
+    run.options.elementwise_traffic = 3.0;
+    run.defaults.push_back("eager framework: unfused element-wise ops (3x traffic)");
+  }
+  if (has(all, "per-op") || has(all, "per op")) run.options.selective = SelectiveRecompute::PerOp;
+  if (has(framework, "nemo") && run.plan.tp > 1) {
+    // NeMo's performance recipes turn on Transformer Engine's userbuffer
+    // TP overlap (ub_tp_comm_overlap) whenever tp > 1.
+    run.options.tp_comm_overlap = true;
+    run.defaults.push_back("NeMo: TP communication overlap");
+  }
+  if (has(all, "asynctp") || has(all, "async tp") || has(all, "async-tp") ||
+      has(all, "tp-comm-overlap") || has(all, "tp_comm_overlap")) {
+    run.options.tp_comm_overlap = true;
+  }
+}
+
+std::string describe(const std::string& source, const CsvRecord& record, const std::string& id) {
+  return source + ":" + std::to_string(record.line) + (id.empty() ? "" : " (" + id + ")");
+}
+
+}  // namespace
+
+RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& record,
+                              const std::string& source) {
+  RowReading out;
+  PublishedRun& run = out.run;
+  if (record.fields.size() != columns.width) {
+    out.status = RowStatus::Malformed;
+    out.reason = describe(source, record, "") + ": expected " + std::to_string(columns.width) +
+                 " fields, found " + std::to_string(record.fields.size());
+    return out;
+  }
+  const Row row(columns, record);
+  run.row_id = row.text(kRowId);
+  run.source_group = row.text(kSourceGroup);
+  const std::string where = describe(source, record, run.row_id);
+  auto unrecognised = [&](const std::string& why) {
+    out.status = RowStatus::Unrecognised;
+    out.reason = where + ": " + why;
+    return out;
+  };
+  auto defaulted = [&](const std::string& what) { run.defaults.push_back(what); };
+
+  try {
+    // Measured target.
+    if (auto t = row.number(kReportedTime)) {
+      run.measured_s = *t;
+    } else if (auto d = row.number(kDerivedTime)) {
+      run.measured_s = *d;
+    } else {
+      return unrecognised("no reported_iteration_time_s or derived_iteration_time_s");
+    }
+
+    // Model.
+    ModelSpec& m = run.model;
+    m.name = row.text(kModel);
+    const auto layers = row.integer(kLayers);
+    const auto hidden = row.integer(kHidden);
+    const auto heads = row.integer(kHeads);
+    const auto seq = row.integer(kSeqLen);
+    const auto vocab = row.integer(kVocab);
+    if (!layers || !hidden || !heads || !seq || !vocab) {
+      return unrecognised("layers, hidden, heads, seq_len and vocab are all needed");
+    }
+    m.layers = *layers;
+    m.hidden = *hidden;
+    m.heads = *heads;
+    m.vocab = *vocab;
+    run.seq_len = *seq;
+    if (auto kv = row.integer(kKvHeads)) {
+      m.kv_heads = *kv;
+    } else {
+      m.kv_heads = m.heads;
+      defaulted("kv_heads=heads");
+    }
+    if (auto f = row.integer(kFfnHidden)) {
+      m.ffn_hidden = *f;
+    } else {
+      m.ffn_hidden = 4 * m.hidden;
+      defaulted("ffn_hidden=4h");
+    }
+    const std::string arch = lower(row.text(kArchNotes));
+    if (has(arch, "swiglu") || has(arch, "geglu")) {
+      m.ffn_kind = FfnKind::SwiGlu;
+    } else if (has(arch, "squared-relu") || has(arch, "squared relu") || has(arch, "relu^2") ||
+               has(arch, "relu2")) {
+      m.ffn_kind = FfnKind::SquaredRelu;
+    } else if (has(arch, "gelu") || has(arch, "gpt")) {
+      m.ffn_kind = FfnKind::Gelu;
+    } else {
+      m.ffn_kind = FfnKind::Gelu;
+      defaulted("ffn=gelu");
+    }
+    if (has(arch, "untied")) {
+      m.tied_embeddings = false;
+    } else if (has(arch, "tied")) {
+      m.tied_embeddings = true;
+    } else {
+      m.tied_embeddings = true;
+      defaulted("tied embeddings");
+    }
+
+    // Device.
+    const std::string gpu_type = row.text(kGpuType);
+    std::string assumption;
+    const auto device = device_for_gpu_type(gpu_type, &assumption);
+    if (!device) return unrecognised("gpu_type '" + gpu_type + "' matches no device preset");
+    run.device = *device;
+    if (!assumption.empty()) defaulted(assumption);
+    const auto gpus = row.integer(kNumGpus);
+    if (!gpus) return unrecognised("num_gpus is empty");
+    run.gpus = *gpus;
+    if (auto g = row.integer(kGpusPerNode)) {
+      run.gpus_per_node = *g;
+    } else {
+      run.gpus_per_node = 8;
+      defaulted("gpus_per_node=8");
+    }
+
+    // Plan.
+    ParallelPlan& p = run.plan;
+    const auto tp = row.integer(kTp);
+    const auto pp = row.integer(kPp);
+    const auto global = row.integer(kGlobalBatch);
+    if (!tp || !pp || !global) return unrecognised("tp, pp and global_batch_seqs are all needed");
+    p.tp = *tp;
+    p.pp = *pp;
+    p.global_batch = *global;
+    if (auto cp = row.integer(kCp)) {
+      p.cp = *cp;
+    } else {
+      p.cp = 1;
+      defaulted("cp=1");
+    }
+    if (auto dp = row.integer(kDp)) {
+      p.dp = *dp;
+    } else {
+      p.dp = std::max(1, run.gpus / std::max(1, p.tp * p.pp * p.cp));
+      defaulted("dp=num_gpus/(tp*pp*cp)");
+    }
+    if (auto mb = row.integer(kMicroBatch)) {
+      p.micro_batch = *mb;
+    } else if (has(lower(row.text(kFramework)), "torchtitan") && p.pp > 1 &&
+               p.global_batch % (p.dp * p.pp) == 0) {
+      // torchtitan splits each replica's batch into pp micro-batches by default.
+      p.micro_batch = p.global_batch / (p.dp * p.pp);
+      defaulted("micro_batch=global/(dp*pp) (torchtitan: pp micro-batches)");
+    } else {
+      p.micro_batch = 1;
+      defaulted("micro_batch=1");
+    }
+    const std::string vp = row.text(kVp);
+    if (vp.empty()) {
+      p.virtual_stages = 1;
+      defaulted("no interleaving");
+    } else if (auto yes = yes_no_from_text(vp); yes && vp != "1" && vp != "0") {
+      p.virtual_stages = *yes ? 2 : 1;
+      if (*yes) defaulted("vp_interleave 'yes' = 2 chunks per rank");
+    } else if (auto n = row.integer(kVp)) {
+      p.virtual_stages = std::max(1, *n);
+    }
+    p.schedule = p.virtual_stages > 1 ? Schedule::Interleaved1F1B : Schedule::OneFOneB;
+
+    const std::string recompute = row.text(kRecompute);
+    if (recompute.empty()) {
+      p.recompute = Recompute::None;
+      defaulted("act_recompute=none");
+    } else if (auto r = recompute_from_text(recompute)) {
+      p.recompute = *r;
+    } else {
+      return unrecognised("act_recompute '" + recompute + "' not recognised (full, selective, none)");
+    }
+    const std::string sp = row.text(kSeqParallel);
+    if (sp.empty()) {
+      p.sequence_parallel = p.tp > 1;
+      defaulted(p.tp > 1 ? "seq_parallel=on (tp>1)" : "seq_parallel=off (tp=1)");
+    } else if (auto on = yes_no_from_text(sp)) {
+      p.sequence_parallel = *on && p.tp > 1;
+    } else {
+      return unrecognised("seq_parallel '" + sp + "' not recognised (yes, no)");
+    }
+    const std::string precision = row.text(kPrecision);
+    if (precision.empty()) {
+      p.precision = Precision::Bf16;
+      defaulted("precision=BF16");
+    } else if (auto pr = precision_from_text(precision)) {
+      p.precision = *pr;
+    } else {
+      return unrecognised("precision '" + precision + "' not recognised (BF16, FP16, FP8)");
+    }
+    const std::string sharding = row.text(kSharding);
+    if (sharding.empty()) {
+      p.optimizer_sharding = OptimizerSharding::Distributed;
+      defaulted("optimizer_sharding=distributed optimizer");
+    } else if (auto sh = sharding_from_text(sharding)) {
+      p.optimizer_sharding = *sh;
+    } else {
+      return unrecognised("optimizer_sharding '" + sharding +
+                          "' not recognised (none, distributed optimizer, FSDP)");
+    }
+    apply_framework(row, run);
+  } catch (const BadCell& bad) {
+    out.status = RowStatus::Malformed;
+    out.reason = where + ": " + bad.what();
+    return out;
+  }
+
+  try {
+    run.model.validate();
+    run.plan.validate(run.model, run.seq_len, run.gpus);
+  } catch (const InputError& e) {
+    return unrecognised(std::string("inconsistent configuration: ") + e.what());
+  }
+  return out;
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,46 @@
+#include "sim/collective.hpp"
+
+#include <algorithm>
+
+namespace parashift::sim {
+
+double bus_factor(core::CollectiveKind kind, int ranks) {
+  const double n = ranks;
+  switch (kind) {
+    case core::CollectiveKind::AllReduce: return 2.0 * (n - 1) / n;
+    case core::CollectiveKind::ReduceScatter:
+    case core::CollectiveKind::AllGather:
+    case core::CollectiveKind::AllToAll: return (n - 1) / n;
+    case core::CollectiveKind::SendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+TimeNs ring_collective_ns(const PathModel& paths, core::CollectiveKind kind, double bytes,
+                          const std::vector<int>& gpus) {
+  const int n = static_cast<int>(gpus.size());
+  if (n <= 1 || bytes <= 0) return 0;
+  const double chunk = bytes / n;
+  if (kind == core::CollectiveKind::AllToAll) {
+    // Step k: every rank sends its chunk to the rank k places ahead.
+    TimeNs total = 0;
+    for (int k = 1; k < n; ++k) {
+      TimeNs slowest = 0;
+      for (int i = 0; i < n; ++i) {
+        slowest = std::max(slowest, paths.transfer_ns(gpus[i], gpus[(i + k) % n], chunk));
+      }
+      total += slowest;
+    }
+    return total;
+  }
+  TimeNs step = 0;
+  for (int i = 0; i < n; ++i) {
+    step = std::max(step, paths.transfer_ns(gpus[i], gpus[(i + 1) % n], chunk));
+  }
+  const int steps = kind == core::CollectiveKind::AllReduce ? 2 * (n - 1)
+                    : kind == core::CollectiveKind::SendRecv ? 1
+                                                             : n - 1;
+  return step * steps;
+}
+
+}  // namespace parashift::sim

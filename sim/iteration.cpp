@@ -1,0 +1,382 @@
+#include "sim/iteration.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+#include "core/cost/memory.hpp"
+#include "core/rank_layout.hpp"
+#include "sim/collective.hpp"
+#include "sim/kernel.hpp"
+#include "sim/schedule.hpp"
+
+namespace parashift::sim {
+
+using core::CollectiveKind;
+using core::OptimizerSharding;
+
+std::vector<int> even_layer_split(int layers, int virtual_stages) {
+  std::vector<int> split(virtual_stages, layers / virtual_stages);
+  for (int i = 0; i < layers % virtual_stages; ++i) ++split[i];
+  return split;
+}
+
+const WorkerStats& IterationResult::critical() const {
+  return *std::max_element(workers.begin(), workers.end(),
+                           [](const WorkerStats& a, const WorkerStats& b) {
+                             return a.finish_ns < b.finish_ns;
+                           });
+}
+
+namespace {
+
+// Bytes per parameter held on a GPU, from the ZeRO paper's mixed-precision
+// Adam accounting: 2 (bf16 weights) + 2 (bf16 gradients) + 12 (fp32 master
+// weights, momentum, variance). The distributed optimizer shards the 12 over
+// data parallelism; FSDP / ZeRO-3 shards all 16.
+double static_bytes_per_param(const core::ParallelPlan& plan) {
+  const double dp = plan.dp;
+  switch (plan.optimizer_sharding) {
+    case OptimizerSharding::None: return 16.0;
+    case OptimizerSharding::Distributed: return 4.0 + 12.0 / dp;
+    case OptimizerSharding::Fsdp: return 16.0 / dp;
+  }
+  return 16.0;
+}
+
+// Megatron's DDP bucket: max(40M, 1M * dp) parameters.
+double bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
+
+struct Worker {
+  int stage = 0, replica = 0, cp_rank = 0;
+  std::vector<int> gpus;  // tensor-parallel ranks (global GPU index)
+  double slowdown = 1.0;
+  std::vector<PassOp> ops;
+  std::size_t next = 0;
+  bool busy = false;
+  std::vector<char> forward_ready;   // [mb * v + chunk]
+  std::vector<char> backward_ready;
+  std::vector<int> backward_left;    // per chunk
+  std::vector<int> inflight;         // per chunk
+  double activation_bytes = 0;
+  TimeNs busy_ns = 0;
+  TimeNs tp_forward_ns_per_layer = 0, tp_backward_ns_per_layer = 0;
+  TimeNs cp_forward_ns_per_layer = 0, cp_backward_ns_per_layer = 0;
+  double params_on_gpu = 0;
+  TimeNs sync_done_ns = -1;  // when its data-parallel group finished the gradient sync
+  WorkerStats stats;
+};
+
+struct DpGroup {
+  std::vector<int> members;          // worker indices
+  std::vector<int> ring_gpus;        // tp rank 0 of each member
+  std::vector<int> reported;         // per chunk: members that started their last backward
+  std::vector<std::vector<TimeNs>> bucket_ready;  // per chunk, per bucket: max over members
+  int chunks_done = 0;
+  TimeNs stream_free_ns = 0;
+  TimeNs busy_ns = 0;
+};
+
+class IterationSim {
+ public:
+  IterationSim(const IterationInput& in, const core::WorkProfile& profile, const PathModel& paths)
+      : in_(in), plan_(*in.plan), profile_(profile), paths_(paths), layout_(plan_) {
+    v_ = plan_.virtual_stages;
+    stages_ = plan_.pp;
+    micro_batches_ = plan_.micro_batches();
+    virtual_stages_ = stages_ * v_;
+    layers_ = in.layers_per_virtual_stage.empty()
+                  ? even_layer_split(in.model->layers, virtual_stages_)
+                  : in.layers_per_virtual_stage;
+    assert(static_cast<int>(layers_.size()) == virtual_stages_);
+    layer_activation_bytes_ = core::layer_activation_bytes(*in.model, plan_, in.seq_len);
+    build_workers();
+    build_dp_groups();
+  }
+
+  IterationResult run() {
+    for (std::size_t w = 0; w < workers_.size(); ++w) try_start(static_cast<int>(w));
+    kernel_.run();
+    return collect();
+  }
+
+ private:
+  int worker_index(int stage, int replica, int cp_rank) const {
+    return cp_rank + plan_.cp * (replica + plan_.dp * stage);
+  }
+
+  void build_workers() {
+    workers_.resize(static_cast<std::size_t>(stages_) * plan_.dp * plan_.cp);
+    const auto& layer = profile_.layer;
+    for (int s = 0; s < stages_; ++s) {
+      const auto ops = stage_schedule(plan_.schedule, stages_, s, micro_batches_, v_);
+      for (int d = 0; d < plan_.dp; ++d) {
+        for (int c = 0; c < plan_.cp; ++c) {
+          Worker& w = workers_[worker_index(s, d, c)];
+          w.stage = s;
+          w.replica = d;
+          w.cp_rank = c;
+          w.ops = ops;
+          for (int t = 0; t < plan_.tp; ++t) {
+            const int gpu = layout_.rank({t, c, d, s});
+            w.gpus.push_back(gpu);
+            if (!in_.gpu_slowdown.empty()) w.slowdown = std::max(w.slowdown, in_.gpu_slowdown[gpu]);
+          }
+          const auto slots = static_cast<std::size_t>(micro_batches_) * v_;
+          w.forward_ready.assign(slots, 0);
+          w.backward_ready.assign(slots, 0);
+          w.backward_left.assign(v_, micro_batches_);
+          w.inflight.assign(v_, 0);
+          // With sequence parallelism each all-gather has its reduce-scatter twin.
+          w.tp_forward_ns_per_layer = collective_calls_ns(layer.tp_forward, w.gpus) +
+                                      collective_calls_ns(layer.tp_forward_scatter, w.gpus);
+          w.tp_backward_ns_per_layer = collective_calls_ns(layer.tp_backward, w.gpus) +
+                                       collective_calls_ns(layer.tp_backward_scatter, w.gpus);
+          std::vector<int> cp_ring;
+          for (int r = 0; r < plan_.cp; ++r) cp_ring.push_back(layout_.rank({0, r, d, s}));
+          w.cp_forward_ns_per_layer = collective_calls_ns(layer.cp_forward, cp_ring);
+          w.cp_backward_ns_per_layer = collective_calls_ns(layer.cp_backward, cp_ring);
+          int stage_layers = 0;
+          for (int k = 0; k < v_; ++k) stage_layers += layers_[virtual_stage(stages_, s, k)];
+          w.params_on_gpu = stage_layers * profile_.params_per_gpu_layer;
+          if (s == 0 || s == stages_ - 1) w.params_on_gpu += profile_.params_per_gpu_embedding;
+          w.stats.stage = s;
+          w.stats.replica = d;
+          w.stats.cp_rank = c;
+          w.stats.static_bytes = w.params_on_gpu * static_bytes_per_param(plan_);
+        }
+      }
+    }
+  }
+
+  TimeNs collective_calls_ns(const core::CollectiveCall& call, const std::vector<int>& gpus) const {
+    if (call.count == 0 || gpus.size() < 2) return 0;
+    return call.count * ring_collective_ns(paths_, call.kind, call.bytes, gpus);
+  }
+
+  void build_dp_groups() {
+    groups_.resize(static_cast<std::size_t>(stages_) * plan_.cp);
+    for (int s = 0; s < stages_; ++s) {
+      for (int c = 0; c < plan_.cp; ++c) {
+        DpGroup& g = groups_[c + plan_.cp * s];
+        for (int d = 0; d < plan_.dp; ++d) {
+          g.members.push_back(worker_index(s, d, c));
+          g.ring_gpus.push_back(layout_.rank({0, c, d, s}));
+        }
+        g.reported.assign(v_, 0);
+        g.bucket_ready.assign(v_, {});
+      }
+    }
+  }
+
+  int chunk_layers(const Worker& w, int chunk) const {
+    return layers_[virtual_stage(stages_, w.stage, chunk)];
+  }
+
+  // Compute and in-stream communication of one pass.
+  std::pair<TimeNs, TimeNs> pass_time(Worker& w, const PassOp& op, TimeNs& tp_ns, TimeNs& cp_ns) {
+    const int g = virtual_stage(stages_, w.stage, op.chunk);
+    const int layers = chunk_layers(w, op.chunk);
+    const auto& layer = profile_.layer;
+    double compute = 0;
+    if (op.kind == PassKind::Forward) {
+      compute = static_cast<double>(layers) * static_cast<double>(layer.forward_ns);
+      if (g == 0) compute += static_cast<double>(profile_.embedding_forward_ns);
+      if (g == virtual_stages_ - 1) compute += static_cast<double>(profile_.head_forward_ns);
+      tp_ns = layers * w.tp_forward_ns_per_layer;
+      cp_ns = layers * w.cp_forward_ns_per_layer;
+    } else {
+      compute = static_cast<double>(layers) *
+                static_cast<double>(layer.backward_ns + layer.recompute_ns);
+      if (g == 0) compute += static_cast<double>(profile_.embedding_backward_ns);
+      if (g == virtual_stages_ - 1) compute += static_cast<double>(profile_.head_backward_ns);
+      tp_ns = layers * w.tp_backward_ns_per_layer;
+      cp_ns = layers * w.cp_backward_ns_per_layer;
+    }
+    const auto compute_ns = static_cast<TimeNs>(std::llround(compute * w.slowdown));
+    return {compute_ns, compute_ns + tp_ns + cp_ns};
+  }
+
+  bool deps_met(const Worker& w, const PassOp& op) const {
+    const int g = virtual_stage(stages_, w.stage, op.chunk);
+    const std::size_t slot = static_cast<std::size_t>(op.micro_batch) * v_ + op.chunk;
+    if (op.kind == PassKind::Forward) return g == 0 || w.forward_ready[slot];
+    return g == virtual_stages_ - 1 || w.backward_ready[slot];
+  }
+
+  void try_start(int wi) {
+    Worker& w = workers_[wi];
+    if (w.busy || w.next >= w.ops.size()) return;
+    const PassOp op = w.ops[w.next];
+    if (!deps_met(w, op)) return;
+    ++w.next;
+    w.busy = true;
+    TimeNs tp_ns = 0, cp_ns = 0;
+    const auto [compute_ns, total_ns] = pass_time(w, op, tp_ns, cp_ns);
+    w.stats.compute_ns += compute_ns;
+    w.stats.tp_comm_ns += tp_ns;
+    w.stats.cp_comm_ns += cp_ns;
+    w.busy_ns += total_ns;
+    if (op.kind == PassKind::Forward) {
+      ++w.inflight[op.chunk];
+      w.activation_bytes += chunk_layers(w, op.chunk) * layer_activation_bytes_;
+      w.stats.peak_activation_bytes = std::max(w.stats.peak_activation_bytes, w.activation_bytes);
+    } else if (--w.backward_left[op.chunk] == 0) {
+      report_last_backward(wi, op.chunk, kernel_.now(), total_ns);
+    }
+    kernel_.schedule_in(total_ns, [this, wi, op] { finish(wi, op); });
+  }
+
+  void finish(int wi, const PassOp& op) {
+    Worker& w = workers_[wi];
+    w.busy = false;
+    const int g = virtual_stage(stages_, w.stage, op.chunk);
+    if (op.kind == PassKind::Forward) {
+      if (g < virtual_stages_ - 1) send(wi, g + 1, op.micro_batch, true);
+    } else {
+      --w.inflight[op.chunk];
+      w.activation_bytes -= chunk_layers(w, op.chunk) * layer_activation_bytes_;
+      if (g > 0) send(wi, g - 1, op.micro_batch, false);
+    }
+    if (w.next == w.ops.size()) {
+      w.stats.last_pass_end_ns = kernel_.now();
+      if (plan_.dp == 1) start_optimizer(wi, kernel_.now());
+      if (w.sync_done_ns >= 0) start_optimizer(wi, w.sync_done_ns);
+    }
+    try_start(wi);
+  }
+
+  void send(int from, int to_virtual_stage, int micro_batch, bool forward) {
+    const Worker& src = workers_[from];
+    const int stage = to_virtual_stage % stages_;
+    const int chunk = to_virtual_stage / stages_;
+    const int to = worker_index(stage, src.replica, src.cp_rank);
+    const TimeNs t = paths_.transfer_ns(src.gpus[0], workers_[to].gpus[0],
+                                        profile_.pp_activation_bytes);
+    kernel_.schedule_in(t, [this, to, chunk, micro_batch, forward] {
+      Worker& dst = workers_[to];
+      const std::size_t slot = static_cast<std::size_t>(micro_batch) * v_ + chunk;
+      (forward ? dst.forward_ready : dst.backward_ready)[slot] = 1;
+      try_start(to);
+    });
+  }
+
+  // The last backward of `chunk` on worker `wi` starts now and lasts `duration`:
+  // its gradient buckets become ready evenly over that pass.
+  void report_last_backward(int wi, int chunk, TimeNs start_ns, TimeNs duration_ns) {
+    if (plan_.dp == 1) return;
+    const Worker& w = workers_[wi];
+    DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
+    const double chunk_params =
+        chunk_layers(w, chunk) * profile_.params_per_gpu_layer +
+        ((virtual_stage(stages_, w.stage, chunk) == 0 ||
+          virtual_stage(stages_, w.stage, chunk) == virtual_stages_ - 1)
+             ? profile_.params_per_gpu_embedding
+             : 0.0);
+    const int buckets = std::max(1, static_cast<int>(std::ceil(chunk_params / bucket_params(plan_.dp))));
+    auto& ready = g.bucket_ready[chunk];
+    if (ready.empty()) ready.assign(buckets, 0);
+    for (int b = 0; b < buckets; ++b) {
+      const TimeNs t = start_ns + duration_ns * (b + 1) / buckets;
+      ready[b] = std::max(ready[b], t);
+    }
+    if (++g.reported[chunk] < plan_.dp) return;
+    // Every member has its buckets scheduled: reduce them in order on the group's stream.
+    const CollectiveKind kind = plan_.optimizer_sharding == OptimizerSharding::None
+                                    ? CollectiveKind::AllReduce
+                                    : CollectiveKind::ReduceScatter;
+    const double bucket_bytes = chunk_params / buckets * profile_.grad_bytes_per_param;
+    const TimeNs per_bucket = ring_collective_ns(paths_, kind, bucket_bytes, g.ring_gpus);
+    for (int b = 0; b < buckets; ++b) {
+      const TimeNs start = std::max(ready[b], g.stream_free_ns);
+      g.stream_free_ns = start + per_bucket;
+      g.busy_ns += per_bucket;
+    }
+    if (++g.chunks_done < v_) return;
+    const TimeNs done = g.stream_free_ns;
+    kernel_.schedule_at(done, [this, &g, done] {
+      for (int member : g.members) {
+        Worker& m = workers_[member];
+        m.sync_done_ns = done;
+        if (m.next == m.ops.size() && !m.busy) start_optimizer(member, done);
+      }
+    });
+  }
+
+  void start_optimizer(int wi, TimeNs sync_done_ns) {
+    Worker& w = workers_[wi];
+    const TimeNs start = std::max(sync_done_ns, w.stats.last_pass_end_ns);
+    w.stats.dp_exposed_ns = start - w.stats.last_pass_end_ns;
+    const double updated = plan_.optimizer_sharding == OptimizerSharding::None
+                               ? w.params_on_gpu
+                               : w.params_on_gpu / plan_.dp;
+    w.stats.optimizer_ns = core::seconds_to_ns(updated * profile_.optimizer_s_per_param);
+    TimeNs gather = 0;
+    if (plan_.optimizer_sharding != OptimizerSharding::None && plan_.dp > 1) {
+      const DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
+      gather = ring_collective_ns(paths_, CollectiveKind::AllGather, w.params_on_gpu * 2.0,
+                                  g.ring_gpus);
+    }
+    // Megatron's --overlap-param-gather: the gather of each chunk's updated
+    // parameters runs under the next iteration's forward pass, so it is
+    // counted but does not extend this iteration.
+    w.stats.param_gather_ns = gather;
+    w.stats.finish_ns = start + w.stats.optimizer_ns;
+  }
+
+  IterationResult collect() {
+    IterationResult r;
+    r.events = kernel_.executed();
+    for (Worker& w : workers_) {
+      assert(w.next == w.ops.size() && "a worker did not finish its schedule (deadlock)");
+      r.iteration_ns = std::max(r.iteration_ns, w.stats.finish_ns);
+    }
+    double bubble_sum = 0;
+    for (Worker& w : workers_) {
+      // The step ends together (the gradient-norm all-reduce spans every rank):
+      // whatever time a worker neither computes, communicates in its pass
+      // stream, waits for its gradient sync nor steps its optimizer is bubble.
+      w.stats.bubble_ns =
+          r.iteration_ns - w.busy_ns - w.stats.dp_exposed_ns - w.stats.optimizer_ns;
+      bubble_sum += static_cast<double>(w.stats.bubble_ns);
+      r.peak_memory_bytes =
+          std::max(r.peak_memory_bytes, w.stats.static_bytes + w.stats.peak_activation_bytes);
+      r.workers.push_back(w.stats);
+    }
+    for (const DpGroup& g : groups_) r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
+    const double seconds = core::ns_to_s(r.iteration_ns);
+    r.bubble_share = bubble_sum / static_cast<double>(workers_.size()) /
+                     static_cast<double>(r.iteration_ns);
+    const WorkerStats& c = r.critical();
+    r.exposed_comm_ns = c.tp_comm_ns + c.cp_comm_ns + c.dp_exposed_ns;
+    r.model_flops = core::model_flops_per_iteration(*in_.model, plan_, in_.seq_len);
+    const double peak = plan_.precision == core::Precision::Fp8
+                            ? in_.device->peak_fp8_flops_per_s
+                            : in_.device->peak_bf16_flops_per_s;
+    r.mfu = r.model_flops / (seconds * plan_.gpus() * peak);
+    r.tokens_per_s = static_cast<double>(plan_.global_batch) * in_.seq_len / seconds;
+    return r;
+  }
+
+  const IterationInput& in_;
+  const core::ParallelPlan& plan_;
+  const core::WorkProfile& profile_;
+  const PathModel& paths_;
+  core::RankLayout layout_;
+  Kernel kernel_;
+  int v_ = 1, stages_ = 1, micro_batches_ = 1, virtual_stages_ = 1;
+  std::vector<int> layers_;
+  std::vector<Worker> workers_;
+  std::vector<DpGroup> groups_;
+  double layer_activation_bytes_ = 0;
+};
+
+}  // namespace
+
+IterationResult simulate_iteration(const IterationInput& input, const core::WorkProfile& profile,
+                                   const PathModel& paths) {
+  IterationSim sim(input, profile, paths);
+  return sim.run();
+}
+
+}  // namespace parashift::sim

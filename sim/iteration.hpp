@@ -1,0 +1,73 @@
+// Lowering and simulation of one training iteration: the plan becomes, for
+// every pipeline stage of every data-parallel replica and context-parallel
+// rank (a "worker": the tensor-parallel group that runs in lockstep), the op
+// order of its schedule; forward and backward passes carry their tensor- and
+// context-parallel collectives; activations and gradients travel between
+// stages as sends; data-parallel gradient buckets are reduced while the last
+// backward pass still runs (Megatron's overlap_grad_reduce); the optimizer
+// step closes the iteration. The discrete-event kernel orders it all.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/cost/work_profile.hpp"
+#include "core/device_spec.hpp"
+#include "core/model_spec.hpp"
+#include "core/parallel_plan.hpp"
+#include "sim/path_model.hpp"
+
+namespace parashift::sim {
+
+struct IterationInput {
+  const core::ModelSpec* model = nullptr;
+  const core::DeviceSpec* device = nullptr;
+  const core::ParallelPlan* plan = nullptr;
+  int seq_len = 0;
+  /// Layers of each virtual stage (pp * virtual_stages entries); empty: an even split,
+  /// the first (layers mod stages) virtual stages taking one layer more.
+  std::vector<int> layers_per_virtual_stage;
+  /// Compute slowdown factor per GPU (1 = nominal); empty: all nominal.
+  std::vector<double> gpu_slowdown;
+};
+
+/// What one worker (a tensor-parallel group) did; times in ns.
+struct WorkerStats {
+  int stage = 0;
+  int replica = 0;
+  int cp_rank = 0;
+  TimeNs compute_ns = 0;        // forward, backward, recompute
+  TimeNs tp_comm_ns = 0;        // tensor-parallel collectives in the pass stream
+  TimeNs cp_comm_ns = 0;        // context-parallel exchange in the pass stream
+  TimeNs bubble_ns = 0;         // idle: pipeline fill, drain and waits for other stages
+  TimeNs last_pass_end_ns = 0;
+  TimeNs dp_exposed_ns = 0;     // waiting for gradient sync after the last pass
+  TimeNs optimizer_ns = 0;
+  TimeNs param_gather_ns = 0;   // distributed optimizer's parameter all-gather, hidden
+                                // under the next iteration's forward (overlap_param_gather)
+  TimeNs finish_ns = 0;
+  double static_bytes = 0;      // weights + gradients + optimizer state per GPU
+  double peak_activation_bytes = 0;
+};
+
+struct IterationResult {
+  TimeNs iteration_ns = 0;
+  std::vector<WorkerStats> workers;  // index: cp_rank + cp * (replica + dp * stage)
+  TimeNs dp_sync_ns = 0;             // busiest data-parallel group's total collective time
+  double model_flops = 0;
+  double mfu = 0;
+  double tokens_per_s = 0;
+  double bubble_share = 0;           // mean over workers of bubble / iteration
+  TimeNs exposed_comm_ns = 0;        // on the worker that finishes last
+  double peak_memory_bytes = 0;      // max over workers
+  std::uint64_t events = 0;
+  const WorkerStats& critical() const;
+};
+
+/// Even split used when IterationInput::layers_per_virtual_stage is empty.
+std::vector<int> even_layer_split(int layers, int virtual_stages);
+
+IterationResult simulate_iteration(const IterationInput& input, const core::WorkProfile& profile,
+                                   const PathModel& paths);
+
+}  // namespace parashift::sim

@@ -1,0 +1,64 @@
+#include "sim/schedule.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include "core/input_error.hpp"
+
+namespace parashift::sim {
+
+namespace {
+
+std::vector<PassOp> gpipe(int micro_batches) {
+  std::vector<PassOp> ops;
+  for (int m = 0; m < micro_batches; ++m) ops.push_back({PassKind::Forward, m, 0});
+  for (int m = 0; m < micro_batches; ++m) ops.push_back({PassKind::Backward, m, 0});
+  return ops;
+}
+
+// Megatron's interleaved schedule, of which plain 1F1B is the v = 1 case:
+// virtual micro-batch k runs chunk (k / stages) % v, reversed for backward,
+// on micro-batch (k / (stages * v)) * stages + k % stages.
+std::vector<PassOp> interleaved(int stages, int stage, int micro_batches, int v) {
+  const int total = micro_batches * v;
+  auto forward_op = [&](int k) {
+    const int chunk = (k / stages) % v;
+    const int mb = (k / (stages * v)) * stages + k % stages;
+    return PassOp{PassKind::Forward, mb, chunk};
+  };
+  auto backward_op = [&](int k) {
+    const int chunk = v - 1 - (k / stages) % v;
+    const int mb = (k / (stages * v)) * stages + k % stages;
+    return PassOp{PassKind::Backward, mb, chunk};
+  };
+  int warmup = v == 1 ? stages - stage - 1 : (stages - stage - 1) * 2 + (v - 1) * stages;
+  warmup = std::min(warmup, total);
+  std::vector<PassOp> ops;
+  ops.reserve(2 * static_cast<std::size_t>(total));
+  for (int k = 0; k < warmup; ++k) ops.push_back(forward_op(k));
+  for (int k = 0; k < total - warmup; ++k) {
+    ops.push_back(forward_op(warmup + k));
+    ops.push_back(backward_op(k));
+  }
+  for (int k = total - warmup; k < total; ++k) ops.push_back(backward_op(k));
+  return ops;
+}
+
+}  // namespace
+
+std::vector<PassOp> stage_schedule(core::Schedule schedule, int stages, int stage,
+                                   int micro_batches, int virtual_stages) {
+  assert(stage >= 0 && stage < stages && micro_batches > 0);
+  switch (schedule) {
+    case core::Schedule::GPipe: return gpipe(micro_batches);
+    case core::Schedule::OneFOneB: return interleaved(stages, stage, micro_batches, 1);
+    case core::Schedule::Interleaved1F1B:
+      return interleaved(stages, stage, micro_batches, virtual_stages);
+    case core::Schedule::ZeroBubbleH1:
+      throw core::InputError("plan.schedule: zb_h1 is not simulated yet (use gpipe, 1f1b or "
+                             "interleaved_1f1b)");
+  }
+  return {};
+}
+
+}  // namespace parashift::sim

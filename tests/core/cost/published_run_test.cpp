@@ -1,0 +1,144 @@
+#include <doctest/doctest.h>
+
+#include "core/validation/published_run.hpp"
+#include "core/validation/validation_report.hpp"
+
+using namespace parashift::core;
+
+TEST_CASE("gpu_type keywords map to device presets") {
+  std::string note;
+  CHECK(device_for_gpu_type("A100-SXM4-80GB (DGX A100, NVIDIA Selene)", &note) == "a100-80gb");
+  CHECK(note.empty());
+  CHECK(device_for_gpu_type("NVIDIA A100 40GB", nullptr) == "a100-40gb");
+  CHECK(device_for_gpu_type("H100-SXM5-80GB (DGX H100, NVIDIA Eos)", nullptr) == "h100-sxm-80gb");
+  note.clear();
+  CHECK(device_for_gpu_type("H100 (SXM 80GB presumed; README only says H100)", &note) ==
+        "h100-sxm-80gb");
+  CHECK(note.empty());
+  note.clear();
+  CHECK(device_for_gpu_type("H100 (implied)", &note) == "h100-sxm-80gb");
+  CHECK(note.find("variant not stated") != std::string::npos);
+  CHECK(device_for_gpu_type("H100 96GB HBM2e, 500 W power cap (Grand Teton)", nullptr) ==
+        "h100-96gb-500w");
+  CHECK(device_for_gpu_type("h200 141GB", nullptr) == "h200");
+  CHECK_FALSE(device_for_gpu_type("H100 PCIe 80GB", nullptr));
+  CHECK_FALSE(device_for_gpu_type("V100-SXM2-32GB", nullptr));
+  CHECK_FALSE(device_for_gpu_type("TPU v4", nullptr));
+}
+
+TEST_CASE("precision, sharding, recompute and yes/no keywords") {
+  CHECK(precision_from_text("FP8 (hybrid, Transformer Engine)") == Precision::Fp8);
+  CHECK(precision_from_text("Float8 linears") == Precision::Fp8);
+  CHECK(precision_from_text("BF16 (MFU = TFLOP/s / 989)") == Precision::Bf16);
+  CHECK(precision_from_text("16-bit mixed precision") == Precision::Bf16);
+  CHECK_FALSE(precision_from_text("int4"));
+  CHECK(sharding_from_text("FSDP2 (ZeRO-3 style)") == OptimizerSharding::Fsdp);
+  CHECK(sharding_from_text("distributed optimizer (--overlap-param-gather)") ==
+        OptimizerSharding::Distributed);
+  CHECK(sharding_from_text("ZeRO-1") == OptimizerSharding::Distributed);
+  CHECK(sharding_from_text("none") == OptimizerSharding::None);
+  CHECK_FALSE(sharding_from_text("magic"));
+  CHECK(recompute_from_text("full (Eq.3 assumes recompute)") == Recompute::Full);
+  CHECK(recompute_from_text("selective (attention core only)") == Recompute::Selective);
+  CHECK(recompute_from_text("per-op selective") == Recompute::Selective);
+  CHECK(recompute_from_text("none") == Recompute::None);
+  CHECK_FALSE(recompute_from_text("sometimes"));
+  CHECK(yes_no_from_text("yes") == true);
+  CHECK(yes_no_from_text(" No ") == false);
+  CHECK_FALSE(yes_no_from_text("maybe"));
+}
+
+TEST_CASE("numbers with trailing comments") {
+  CHECK(leading_number("8192 (default cfg)") == 8192.0);
+  CHECK(leading_number(" 3.53 ") == 3.53);
+  CHECK(leading_number("12(approx)") == 12.0);
+  CHECK_FALSE(leading_number("abc"));
+  CHECK_FALSE(leading_number("12abc"));
+  CHECK_FALSE(leading_number(""));
+}
+
+namespace {
+
+const char* kHeader =
+    "row_id,source_group,model,arch_notes,layers,hidden,heads,kv_heads,ffn_hidden,seq_len,vocab,"
+    "gpu_type,num_gpus,gpus_per_node,tp,pp,dp,cp,vp_interleave,micro_batch,global_batch_seqs,"
+    "act_recompute,seq_parallel,precision,optimizer_sharding,framework,notes,"
+    "reported_iteration_time_s,derived_iteration_time_s\n";
+
+}  // namespace
+
+TEST_CASE("empty cells get documented defaults, each reported") {
+  const std::string csv =
+      std::string(kHeader) +
+      "R1,G,Llama 8B,\"SwiGLU, RoPE, GQA\",32,4096,32,8,14336,8192 (default cfg),128256,"
+      "\"H100 96GB HBM2e, 500 W power cap\",8,8,1,1,8,,,2,16,selective,,BF16,"
+      "FSDP2 (ZeRO-3 style),torchtitan (eager),,,2.84\n";
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "d.csv"), "d.csv");
+  REQUIRE(r.rows.size() == 1);
+  const PublishedRun& run = r.rows[0].run;
+  CHECK(run.seq_len == 8192);
+  CHECK(run.device == "h100-96gb-500w");
+  CHECK(run.plan.cp == 1);
+  CHECK(run.plan.virtual_stages == 1);
+  CHECK(run.plan.optimizer_sharding == OptimizerSharding::Fsdp);
+  CHECK(run.plan.precision == Precision::Bf16);
+  CHECK(run.model.ffn_kind == FfnKind::SwiGlu);
+  // torchtitan's "selective" is op-level SAC; eager runs unfused element-wise ops.
+  CHECK(run.options.selective == SelectiveRecompute::PerOp);
+  CHECK(run.options.elementwise_traffic > 1.0);
+  CHECK(run.measured_s == 2.84);  // derived time when no reported one
+  auto said = [&run](const char* what) {
+    for (const auto& d : run.defaults) {
+      if (d.find(what) != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(said("cp=1"));
+  CHECK(said("no interleaving"));
+  CHECK(said("seq_parallel=off"));
+}
+
+TEST_CASE("vp_interleave 'yes' and numbers; reported time wins over derived") {
+  const std::string csv =
+      std::string(kHeader) +
+      "R2,G,GPT,GPT-3 style,96,12288,96,96,49152,2048,51200,H100-SXM5-80GB,128,8,4,8,4,1,yes,1,256,"
+      ",,FP8,,NeMo,,8.9,9.5\n"
+      "R3,G,GPT,GPT-3 style,96,12288,96,96,49152,2048,51200,H100-SXM5-80GB,128,8,4,8,4,1,12,1,256,"
+      ",,BF16,,NeMo,,8.9,\n";
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "v.csv"), "v.csv");
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.rows[0].run.plan.virtual_stages == 2);
+  CHECK(r.rows[0].run.plan.schedule == Schedule::Interleaved1F1B);
+  CHECK(r.rows[0].run.measured_s == 8.9);
+  CHECK(r.rows[0].run.plan.precision == Precision::Fp8);
+  CHECK(r.rows[0].run.plan.sequence_parallel);  // default on with tp > 1
+  CHECK(r.rows[1].run.plan.virtual_stages == 12);
+}
+
+TEST_CASE("malformed rows are named by file and line; the rest is still processed") {
+  const std::string good =
+      "OK,G,GPT,GPT-3 style,24,2048,16,16,8192,2048,51200,A100-SXM4-80GB,8,8,1,1,8,1,,1,64,,no,"
+      "BF16,none,Megatron-LM,,1.0,\n";
+  const std::string bad_number =
+      "BADNUM,G,GPT,GPT-3 style,twenty,2048,16,16,8192,2048,51200,A100-SXM4-80GB,8,8,1,1,8,1,,1,"
+      "64,,no,BF16,none,Megatron-LM,,1.0,\n";
+  const std::string short_row = "SHORT,G,GPT,,24\n";
+  const std::string unknown_gpu =
+      "V100,G,GPT,GPT-3 style,24,2048,16,16,8192,2048,51200,V100-SXM2-32GB,8,8,1,1,8,1,,1,64,,no,"
+      "BF16,none,Megatron-LM,,1.0,\n";
+  const std::string bad_plan =
+      "PLAN,G,GPT,GPT-3 style,24,2048,16,16,8192,2048,51200,A100-SXM4-80GB,8,8,3,1,8,1,,1,64,,no,"
+      "BF16,none,Megatron-LM,,1.0,\n";
+  const std::string csv = std::string(kHeader) + good + bad_number + short_row + unknown_gpu + bad_plan;
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "m.csv"), "m.csv");
+  CHECK(r.rows.size() == 1);
+  REQUIRE(r.malformed.size() == 2);
+  CHECK(r.malformed[0].find("m.csv:3 (BADNUM): column layers: expected a number, found 'twenty'") !=
+        std::string::npos);
+  CHECK(r.malformed[1].find("m.csv:4: expected 29 fields, found 5") != std::string::npos);
+  REQUIRE(r.skipped.size() == 2);
+  CHECK(r.skipped[0].row_id == "V100");
+  CHECK(r.skipped[0].reason.find("gpu_type 'V100-SXM2-32GB' matches no device preset") !=
+        std::string::npos);
+  CHECK(r.skipped[1].reason.find("tp=3 does not divide heads=16") != std::string::npos);
+}

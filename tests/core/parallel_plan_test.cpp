@@ -1,0 +1,92 @@
+#include <doctest/doctest.h>
+
+#include "core/input_error.hpp"
+#include "core/parallel_plan.hpp"
+#include "core/rank_layout.hpp"
+
+using namespace parashift::core;
+
+namespace {
+ModelSpec gpt3() {
+  ModelSpec m;
+  m.layers = 96;
+  m.hidden = 12288;
+  m.heads = 96;
+  m.kv_heads = 96;
+  m.ffn_hidden = 49152;
+  m.vocab = 51200;
+  return m;
+}
+ParallelPlan plan_8x8x16() {
+  ParallelPlan p;
+  p.tp = 8;
+  p.pp = 8;
+  p.dp = 16;
+  p.global_batch = 1536;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("a valid plan has no problems and derives its micro-batch count") {
+  const ParallelPlan p = plan_8x8x16();
+  CHECK(p.problems(gpt3(), 2048, 1024).empty());
+  CHECK(p.gpus() == 1024);
+  // 1536 sequences / (16 replicas * 1 per micro-batch) = 96 micro-batches per replica.
+  CHECK(p.micro_batches() == 96);
+}
+
+TEST_CASE("impossible plans are refused with the field named") {
+  ParallelPlan p = plan_8x8x16();
+  p.tp = 5;  // 96 heads are not divisible by 5; 5*8*16 = 640 GPUs
+  const auto problems = p.problems(gpt3(), 2048, 1024);
+  REQUIRE(problems.size() >= 2);
+  CHECK(problems[0] == "tp: tp=5 does not divide heads=96");
+  CHECK_THROWS_WITH_AS(p.validate(gpt3(), 2048, 1024), "plan.tp: tp=5 does not divide heads=96",
+                       InputError);
+
+  p = plan_8x8x16();
+  CHECK_THROWS_WITH_AS(p.validate(gpt3(), 2048, 512),
+                       "plan.dp: tp*pp*dp*cp=8*8*16*1=1024 differs from the cluster's 512 GPUs",
+                       InputError);
+
+  p = plan_8x8x16();
+  p.global_batch = 1000;  // not a multiple of dp * micro_batch = 16
+  CHECK_THROWS_WITH_AS(p.validate(gpt3(), 2048, 1024),
+                       "plan.global_batch: 1000 is not divisible by dp*micro_batch=16", InputError);
+
+  p = plan_8x8x16();
+  p.virtual_stages = 2;  // chunks need the interleaved schedule
+  CHECK_FALSE(p.problems(gpt3(), 2048, 1024).empty());
+  p.schedule = Schedule::Interleaved1F1B;
+  CHECK(p.problems(gpt3(), 2048, 1024).empty());
+
+  p = plan_8x8x16();
+  p.sequence_parallel = true;
+  p.tp = 1;
+  p.dp = 128;
+  CHECK(p.problems(gpt3(), 2048, 1024) ==
+        std::vector<std::string>{"sequence_parallel: needs tp > 1"});
+}
+
+TEST_CASE("enum names round-trip and bad names list the choices") {
+  for (auto s : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved1F1B,
+                 Schedule::ZeroBubbleH1}) {
+    CHECK(parse_schedule(to_string(s)) == s);
+  }
+  CHECK_THROWS_WITH_AS(parse_recompute("some"),
+                       "expected one of none, selective, full, found 'some'", InputError);
+  CHECK(parse_optimizer_sharding("fsdp") == OptimizerSharding::Fsdp);
+  CHECK(parse_precision("fp8") == Precision::Fp8);
+}
+
+TEST_CASE("rank layout: tp fastest, then cp, dp, pp") {
+  ParallelPlan p;
+  p.tp = 4;
+  p.cp = 2;
+  p.dp = 3;
+  p.pp = 2;
+  const RankLayout layout(p);
+  // rank = tp + 4 * (cp + 2 * (dp + 3 * pp)); (tp 1, cp 1, dp 2, pp 1) -> 1 + 4*(1 + 2*5) = 45.
+  CHECK(layout.rank({1, 1, 2, 1}) == 45);
+  for (int r = 0; r < layout.ranks(); ++r) CHECK(layout.rank(layout.coord(r)) == r);
+}

@@ -1,0 +1,137 @@
+#include <doctest/doctest.h>
+
+#include "sim/iteration.hpp"
+#include "test_topologies.hpp"
+
+using namespace parashift;
+
+namespace {
+
+core::ModelSpec model_with_layers(int layers) {
+  core::ModelSpec m;
+  m.name = "synthetic";
+  m.layers = layers;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.ffn_hidden = 4096;
+  m.vocab = 1000;
+  return m;
+}
+
+// Compute only: 0.5 ms forward and 1 ms backward per layer, no communication,
+// no embedding/head work, no optimizer time.
+core::WorkProfile synthetic_profile() {
+  core::WorkProfile p;
+  p.layer.forward_ns = 500'000;
+  p.layer.backward_ns = 1'000'000;
+  return p;
+}
+
+sim::IterationResult run(const core::ModelSpec& m, const core::ParallelPlan& plan,
+                         const core::WorkProfile& profile, const topo::Topology& t) {
+  static const core::DeviceSpec device = core::device_preset("h100-sxm-80gb");
+  sim::IterationInput in;
+  in.model = &m;
+  in.device = &device;
+  in.plan = &plan;
+  in.seq_len = 1024;
+  const sim::PathModel paths(t);
+  return sim::simulate_iteration(in, profile, paths);
+}
+
+}  // namespace
+
+TEST_CASE("1F1B without communication: (m + p - 1)(t_f + t_b)") {
+  const auto t = test::star(4, 100e9, 1'000);
+  const auto m = model_with_layers(8);  // 2 layers per stage: t_f = 1 ms, t_b = 2 ms
+  core::ParallelPlan plan;
+  plan.pp = 4;
+  plan.global_batch = 8;  // 8 micro-batches of 1
+  const auto r = run(m, plan, synthetic_profile(), t);
+  // (8 + 4 - 1) * 3 ms = 33 ms; each stage idles (p - 1)(t_f + t_b) = 9 ms.
+  CHECK(r.iteration_ns == 33'000'000);
+  for (const auto& w : r.workers) CHECK(w.bubble_ns == 9'000'000);
+  CHECK(r.bubble_share == doctest::Approx(9.0 / 33.0));
+}
+
+TEST_CASE("GPipe has the same bubble as 1F1B but holds every micro-batch") {
+  const auto t = test::star(4, 100e9, 1'000);
+  const auto m = model_with_layers(8);
+  core::ParallelPlan plan;
+  plan.pp = 4;
+  plan.global_batch = 8;
+  const auto one_f = run(m, plan, synthetic_profile(), t);
+  plan.schedule = core::Schedule::GPipe;
+  const auto gpipe = run(m, plan, synthetic_profile(), t);
+  CHECK(gpipe.iteration_ns == 33'000'000);
+  // Stage 0 keeps all 8 micro-batches' activations under GPipe, p = 4 under 1F1B.
+  CHECK(gpipe.workers[0].peak_activation_bytes ==
+        doctest::Approx(2.0 * one_f.workers[0].peak_activation_bytes));
+}
+
+TEST_CASE("interleaving divides the bubble by the number of chunks") {
+  const auto t = test::star(4, 100e9, 1'000);
+  const auto m = model_with_layers(16);  // 2 chunks of 2 layers per stage
+  core::ParallelPlan plan;
+  plan.pp = 4;
+  plan.virtual_stages = 2;
+  plan.schedule = core::Schedule::Interleaved1F1B;
+  plan.global_batch = 8;
+  const auto r = run(m, plan, synthetic_profile(), t);
+  // Per stage t_f = 2 ms, t_b = 4 ms; work 8 * 6 = 48 ms; bubble (p-1)(t_f+t_b)/v = 9 ms.
+  CHECK(r.iteration_ns == 57'000'000);
+}
+
+TEST_CASE("pipeline sends add their transfer time on the critical path") {
+  const auto t = test::star(4, 100e9, 1'000);
+  const auto m = model_with_layers(8);
+  core::ParallelPlan plan;
+  plan.pp = 4;
+  plan.global_batch = 8;
+  auto profile = synthetic_profile();
+  profile.pp_activation_bytes = 100e6;  // 1 ms at 100 GB/s + 2 us latency per hop
+  const auto r = run(m, plan, profile, t);
+  // Fill and drain cross 3 boundaries each way: 6 sends of 1.002 ms beyond 33 ms at least.
+  CHECK(r.iteration_ns >= 33'000'000 + 6 * 1'002'000);
+}
+
+TEST_CASE("a slow GPU stretches its stage and the whole pipeline") {
+  const auto t = test::star(4, 100e9, 1'000);
+  const auto m = model_with_layers(8);
+  core::ParallelPlan plan;
+  plan.pp = 4;
+  plan.global_batch = 8;
+  const core::DeviceSpec device = core::device_preset("h100-sxm-80gb");
+  sim::IterationInput in;
+  in.model = &m;
+  in.device = &device;
+  in.plan = &plan;
+  in.seq_len = 1024;
+  in.gpu_slowdown = {1.0, 2.0, 1.0, 1.0};
+  const sim::PathModel paths(t);
+  const auto r = sim::simulate_iteration(in, synthetic_profile(), paths);
+  // Stage 1 runs at 2x: 2 ms forward, 4 ms backward; steady state paced by it:
+  // at least 8 micro-batches * 6 ms = 48 ms of its own work plus fill/drain.
+  CHECK(r.iteration_ns > 48'000'000);
+  CHECK(r.workers[1].compute_ns == 8 * 6'000'000);
+}
+
+TEST_CASE("data-parallel gradient sync overlaps the last backward") {
+  // 2 replicas of a 1-stage model on 2 GPUs; 1 layer of 1e6 params, 2 B grads.
+  const auto t = test::star(2, 100e9, 1'000);
+  const auto m = model_with_layers(1);
+  core::ParallelPlan plan;
+  plan.dp = 2;
+  plan.global_batch = 4;  // 2 micro-batches per replica
+  auto profile = synthetic_profile();
+  profile.params_per_gpu_layer = 1e6;
+  profile.grad_bytes_per_param = 2;
+  const auto r = run(m, plan, profile, t);
+  // Compute: 2 x (0.5 + 1) ms = 3 ms. One bucket (1e6 < 40e6 params) ready at the
+  // end of the last backward: all-reduce 2 MB over 2 ranks = 2 steps of
+  // (1 MB / 100 GB/s = 10 us + 2 us) = 24 us, exposed.
+  CHECK(r.iteration_ns == 3'000'000 + 24'000);
+  CHECK(r.critical().dp_exposed_ns == 24'000);
+  CHECK(r.exposed_comm_ns == 24'000);
+}

@@ -1,0 +1,135 @@
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/cli/command.hpp"
+
+namespace {
+
+const std::string kData = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/";
+
+struct Result {
+  int status = 0;
+  std::string out;
+  std::string err;
+};
+
+Result cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "parashift");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  Result r;
+  r.status = parashift::tools::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("parashift-test-" + name)).string();
+}
+
+int lines(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("simulate prints the summary fields") {
+  const Result r = cli({"simulate", kData + "small.yaml"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  for (const char* field : {"iteration time", "throughput", "MFU", "pipeline bubble",
+                            "exposed comm", "peak memory / GPU"}) {
+    CHECK(r.out.find(field) != std::string::npos);
+  }
+}
+
+TEST_CASE("same scenario and seed give byte-identical JSON") {
+  const std::string a = temp_path("a.json"), b = temp_path("b.json");
+  REQUIRE(cli({"simulate", kData + "small.yaml", "--json", a}).status == 0);
+  REQUIRE(cli({"simulate", kData + "small.yaml", "--json", b}).status == 0);
+  CHECK(read_file(a) == read_file(b));
+  CHECK(read_file(a).find("\"iteration_time_s\"") != std::string::npos);
+}
+
+TEST_CASE("--set overrides scenario fields without editing the file") {
+  const std::string a = temp_path("set.json");
+  const Result r = cli({"simulate", kData + "small.yaml", "--set", "plan.tp=4", "--set",
+                        "plan.dp=2", "--set", "training.global_batch=64", "--json", a});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string json = read_file(a);
+  CHECK(json.find("\"tp\": 4") != std::string::npos);
+  CHECK(json.find("\"global_batch\": 64") != std::string::npos);
+}
+
+TEST_CASE("bad input: one line naming file and field, exit status 2") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;  // a part of the one-line message
+  };
+  const std::vector<Case> cases = {
+      {{"simulate", kData + "missing.yaml"}, "missing.yaml: cannot open scenario file"},
+      {{"simulate", kData + "malformed.yaml"}, "malformed.yaml:4:9: malformed YAML: end of sequence flow not found"},
+      {{"simulate", kData + "unknown_field.yaml"},
+       "unknown_field.yaml:12:3: plan.tpp: unknown field (expected one of:"},
+      {{"simulate", kData + "wrong_type.yaml"},
+       "wrong_type.yaml:7:17: training.global_batch: expected a positive integer, found 'lots'"},
+      {{"simulate", kData + "small.yaml", "--set", "plan.tp=3"},
+       "plan.tp (set on the command line): tp=3 does not divide heads=32"},
+      {{"simulate", kData + "small.yaml", "--set", "plan.dp=8"},
+       "small.yaml: plan.dp (set on the command line): tp*pp*dp*cp=2*2*8*1=32 differs from the "
+       "cluster's 16 GPUs"},
+      {{"simulate", kData + "small.yaml", "--set", "plan.tp=4"},
+       "small.yaml:17:7: plan.dp: tp*pp*dp*cp=4*2*4*1=32 differs from the cluster's 16 GPUs"},
+      {{"simulate", kData + "small.yaml", "--set", "training.global_batch=30"},
+       "training.global_batch (set on the command line): 30 is not divisible by dp*micro_batch=4"},
+      {{"simulate", kData + "small.yaml", "--set", "plan.schedule=zigzag"},
+       "plan.schedule (set on the command line): expected one of gpipe, 1f1b, interleaved_1f1b, "
+       "zb_h1, found 'zigzag'"},
+      {{"simulate", kData + "small.yaml", "--set", "cluster.device=tpu-v5"},
+       "cluster.device (set on the command line): unknown device 'tpu-v5'"},
+      {{"simulate", kData + "small.yaml", "--set", "model=gpt-9"}, "unknown model preset 'gpt-9'"},
+      {{"simulate", kData + "small.yaml", "--set", "plan"}, "--set plan: expected key.path=value"},
+      {{"simulate", kData + "small.yaml", "--set", "cluster.topology.nodes=0"}, "nodes"},
+      {{"simulate", kData + "small.yaml", "--bogus"}, "--bogus"},
+      {{"simulate"}, "scenario is required"},
+      {{"fly"}, "unknown subcommand 'fly' (expected one of: simulate, plan, validate, topo)"},
+  };
+  for (const auto& c : cases) {
+    const Result r = cli(c.args);
+    INFO(c.args.back(), " -> ", r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(c.expected) != std::string::npos);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.rfind("parashift: error: ", 0) == 0);
+  }
+}
+
+TEST_CASE("--version and --help on every subcommand exit 0") {
+  const Result v = cli({"--version"});
+  CHECK(v.status == 0);
+  CHECK(v.out.find("parashift ") != std::string::npos);
+  for (const char* sub : {"simulate", "plan", "validate", "topo"}) {
+    const Result h = cli({sub, "--help"});
+    INFO(sub);
+    CHECK(h.status == 0);
+    CHECK(h.out.find("Usage") != std::string::npos);
+  }
+}

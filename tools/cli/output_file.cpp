@@ -1,0 +1,16 @@
+#include "tools/cli/output_file.hpp"
+
+#include <fstream>
+
+#include "core/input_error.hpp"
+
+namespace parashift::tools {
+
+void write_json_file(const std::string& path, const nlohmann::json& value) {
+  std::ofstream file(path);
+  if (!file) throw core::InputError(path + ": cannot open for writing");
+  file << value.dump(2) << "\n";
+  if (!file) throw core::InputError(path + ": write failed");
+}
+
+}  // namespace parashift::tools

@@ -1,0 +1,269 @@
+// parashift plan SCENARIO: search every valid plan for the scenario's model,
+// cluster and training, print the best ones, where the scenario's own plan
+// ranks, and which cost terms make the best one win.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/planner/plan_compare.hpp"
+#include "core/planner/plan_pins.hpp"
+#include "core/planner/planner.hpp"
+#include "core/scenario/cluster_view.hpp"
+#include "core/scenario/scenario.hpp"
+#include "tools/cli/command.hpp"
+#include "tools/cli/output_file.hpp"
+
+namespace parashift::tools {
+
+namespace {
+
+struct PlanOptions {
+  std::string scenario;
+  std::string json_path;
+  std::vector<std::string> overrides;
+  std::vector<std::string> pins;
+  int top = 10;
+};
+
+std::string fmt(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+std::string pad(std::string text, std::size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
+std::string lpad(const std::string& text, std::size_t width) {
+  return text.size() < width ? std::string(width - text.size(), ' ') + text : text;
+}
+
+double gib_of(double bytes) {
+  return bytes / core::gib(1);
+}
+
+// "5128 = 2^3 x 641": why a GPU count may have no valid split.
+std::string factorised(int n) {
+  std::string out = std::to_string(n) + " =";
+  const char* sep = " ";
+  for (int p = 2; n > 1; ++p) {
+    if (static_cast<long long>(p) * p > n) p = n;
+    int k = 0;
+    while (n % p == 0) {
+      n /= p;
+      ++k;
+    }
+    if (k == 0) continue;
+    out += sep + std::to_string(p) + (k > 1 ? "^" + std::to_string(k) : "");
+    sep = " x ";
+  }
+  return out;
+}
+
+nlohmann::json plan_json(const core::ParallelPlan& p) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"cp", p.cp},
+          {"virtual_stages", p.virtual_stages},
+          {"micro_batch", p.micro_batch},
+          {"micro_batches", p.micro_batches()},
+          {"schedule", core::to_string(p.schedule)},
+          {"recompute", core::to_string(p.recompute)},
+          {"sequence_parallel", p.sequence_parallel},
+          {"optimizer_sharding", core::to_string(p.optimizer_sharding)},
+          {"precision", core::to_string(p.precision)}};
+}
+
+nlohmann::json ranked_json(const core::RankedPlan& r) {
+  const core::IterationEstimate& e = r.estimate;
+  nlohmann::json terms = nlohmann::json::object();
+  for (const auto& t : core::compare_terms(e, e)) terms[t.term] = t.first_s;
+  return {{"label", r.label},
+          {"plan", plan_json(r.plan)},
+          {"iteration_time_s", core::ns_to_s(e.total_ns)},
+          {"tokens_per_s", e.tokens_per_s},
+          {"mfu", e.mfu},
+          {"peak_memory_bytes", e.memory.total_bytes()},
+          {"bubble_share", e.bubble_share()},
+          {"dp_exposed_s", core::ns_to_s(e.dp_comm_exposed_ns)},
+          {"terms_s", terms}};
+}
+
+void print_row(std::ostream& out, const std::string& rank, const core::RankedPlan& r,
+               std::size_t label_width) {
+  const core::IterationEstimate& e = r.estimate;
+  out << lpad(rank, 5) << "  " << pad(r.label, label_width)
+      << lpad(fmt("%.3f", core::ns_to_s(e.total_ns)), 9) << lpad(fmt("%.0f", e.tokens_per_s), 11)
+      << lpad(fmt("%.1f", 100.0 * e.mfu), 7) << lpad(fmt("%.1f", gib_of(e.memory.total_bytes())), 9)
+      << lpad(fmt("%.1f", 100.0 * e.bubble_share()), 9)
+      << lpad(fmt("%.3f", core::ns_to_s(e.dp_comm_exposed_ns)), 10) << "\n";
+}
+
+// The best against `other`, term by term, biggest difference first.
+nlohmann::json explain(std::ostream& out, const core::RankedPlan& best,
+                       const core::RankedPlan& other, const std::string& name) {
+  const auto terms = core::compare_terms(best.estimate, other.estimate);
+  const double gap_s = core::ns_to_s(other.estimate.total_ns - best.estimate.total_ns);
+  const double other_s = core::ns_to_s(other.estimate.total_ns);
+  out << "  vs " << name << " (" << other.label << "): " << fmt("%.3f", gap_s) << " s faster ("
+      << fmt("%.2f", other_s > 0 ? 100.0 * gap_s / other_s : 0.0) << "% of its iteration)\n";
+  out << "    " << pad("term", 16) << lpad("best s", 10) << lpad(name + " s", 16)
+      << lpad("other-best s", 14) << "\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& t : terms) {
+    out << "    " << pad(t.term, 16) << lpad(fmt("%.3f", t.first_s), 10)
+        << lpad(fmt("%.3f", t.second_s), 16) << lpad(fmt("%+.3f", t.delta_s()), 14) << "\n";
+    rows.push_back({{"term", t.term}, {"best_s", t.first_s}, {"other_s", t.second_s}});
+  }
+  const double best_gib = gib_of(best.estimate.memory.total_bytes());
+  const double other_gib = gib_of(other.estimate.memory.total_bytes());
+  out << "    " << pad("memory GiB", 16) << lpad(fmt("%.1f", best_gib), 10)
+      << lpad(fmt("%.1f", other_gib), 16) << lpad(fmt("%+.1f", other_gib - best_gib), 14) << "\n";
+  std::string named;
+  for (std::size_t i = 0; i < terms.size() && i < 2; ++i) {
+    if (std::abs(terms[i].delta_s()) < 0.0005) break;
+    named += (named.empty() ? "" : ", then ") + terms[i].term + " (" +
+             fmt("%+.3f", terms[i].delta_s()) + " s)";
+  }
+  out << "    biggest differences: " << (named.empty() ? "none above 1 ms" : named) << "\n";
+  return {{"other", other.label},
+          {"faster_by_s", gap_s},
+          {"terms", rows},
+          {"memory_gib", {{"best", best_gib}, {"other", other_gib}}}};
+}
+
+void run_plan(const PlanOptions& opts, CliContext& ctx) {
+  const core::PlanPins pins = core::parse_pins(opts.pins);
+  const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+
+  core::PlannerInput in;
+  in.model = scenario.model;
+  in.device = scenario.device;
+  in.cluster = core::cluster_view_of(scenario.topology, scenario.device);
+  in.global_batch = scenario.training.global_batch;
+  in.seq_len = scenario.training.seq_len;
+  in.precision = scenario.training.precision;
+  in.pins = pins;
+  in.reference = scenario.plan;
+  core::PlannerOptions options;
+  options.top_k = opts.top;
+  const core::PlanSearch found = core::search_plans(in, options);
+  const core::SearchStats& st = found.stats;
+  const double limit_bytes = core::usable_memory_bytes(in.device, options.memory_margin);
+
+  std::ostream& out = ctx.out;
+  out << "plan: " << scenario.name << ": " << scenario.model.name << " on " << in.cluster.gpus
+      << " x " << scenario.device.name << " (" << in.cluster.gpus_per_node
+      << " per node), global batch " << in.global_batch << ", seq " << in.seq_len << ", "
+      << core::to_string(in.precision) << "\n";
+  out << "pins: " << core::describe(pins) << "\n";
+  out << "search: " << st.enumerated << " valid plans, " << st.pruned_by_memory
+      << " over the memory limit (" << fmt("%.1f", gib_of(limit_bytes))
+      << " GiB = " << fmt("%.0f", 100.0 * (1.0 - options.memory_margin)) << "% of HBM), "
+      << st.evaluated << " evaluated in " << fmt("%.1f", st.wall_ms) << " ms\n\n";
+
+  nlohmann::json json = {{"scenario", scenario.name},
+                         {"model", scenario.model.name},
+                         {"device", scenario.device.name},
+                         {"gpus", in.cluster.gpus},
+                         {"gpus_per_node", in.cluster.gpus_per_node},
+                         {"global_batch", in.global_batch},
+                         {"seq_len", in.seq_len},
+                         {"pins", core::describe(pins)},
+                         {"search",
+                          {{"enumerated", st.enumerated},
+                           {"pruned_by_memory", st.pruned_by_memory},
+                           {"evaluated", st.evaluated},
+                           {"wall_ms", st.wall_ms},
+                           {"memory_limit_bytes", limit_bytes}}}};
+
+  if (found.top.empty()) {
+    out << "no valid plan fits: "
+        << (st.enumerated == 0 ? "no split of " + factorised(in.cluster.gpus) +
+                                     " GPUs into tp x pp x cp x dp meets the model, "
+                                     "batch and pins"
+                               : "every valid plan exceeds the memory limit")
+        << "\n";
+    json["top"] = nlohmann::json::array();
+  } else {
+    std::size_t width = 4;
+    for (const auto& r : found.top) width = std::max(width, r.label.size());
+    if (found.reference) width = std::max(width, found.reference->ranked.label.size());
+    width += 2;
+    out << lpad("rank", 5) << "  " << pad("plan", width) << lpad("iter s", 9)
+        << lpad("tokens/s", 11) << lpad("MFU %", 7) << lpad("mem GiB", 9) << lpad("bubble %", 9)
+        << lpad("dp exp s", 10) << "\n";
+    nlohmann::json top = nlohmann::json::array();
+    for (std::size_t i = 0; i < found.top.size(); ++i) {
+      print_row(out, std::to_string(i + 1), found.top[i], width);
+      nlohmann::json row = ranked_json(found.top[i]);
+      row["rank"] = i + 1;
+      top.push_back(row);
+    }
+    json["top"] = top;
+
+    if (found.reference) {
+      const core::ReferenceStanding& ref = *found.reference;
+      std::string standing = !ref.valid         ? "not valid for this cluster"
+                             : !ref.fits_memory ? "over the memory limit"
+                                                : "rank " + std::to_string(ref.rank) + " of " +
+                                                      std::to_string(st.evaluated);
+      if (ref.valid && !ref.matches_pins) standing += ", outside the pins";
+      out << "\nscenario plan: " << standing << "\n";
+      if (ref.valid)
+        print_row(out, ref.fits_memory ? std::to_string(ref.rank) : "-", ref.ranked, width);
+      json["scenario_plan"] = ranked_json(ref.ranked);
+      json["scenario_plan"]["rank"] = ref.rank;
+      json["scenario_plan"]["valid"] = ref.valid;
+      json["scenario_plan"]["fits_memory"] = ref.fits_memory;
+      json["scenario_plan"]["matches_pins"] = ref.matches_pins;
+    }
+
+    out << "\nwhy the best wins\n";
+    nlohmann::json why = nlohmann::json::object();
+    const core::RankedPlan& best = found.top.front();
+    if (found.top.size() > 1) why["vs_runner_up"] = explain(out, best, found.top[1], "runner-up");
+    if (found.reference && found.reference->valid && found.reference->ranked.label != best.label) {
+      why["vs_scenario_plan"] = explain(out, best, found.reference->ranked, "scenario");
+    }
+    json["why"] = why;
+  }
+  if (!opts.json_path.empty()) write_json_file(opts.json_path, json);
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, CliContext& ctx) {
+  auto opts = std::make_shared<PlanOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("plan",
+                         "Search every valid plan for a scenario's model and cluster, rank them by "
+                         "estimated iteration time and explain why the best one wins");
+  cmd->add_option("scenario", opts->scenario, "Scenario YAML file (its plan is the one compared)")
+      ->required();
+  cmd->add_option("--top", opts->top, "How many of the best plans to show")
+      ->check(CLI::PositiveNumber)
+      ->type_name("N");
+  cmd->add_option("--set", opts->overrides,
+                  "Override a scenario field, e.g. --set training.global_batch=1024 (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--pin", opts->pins,
+                  "Fix one plan dimension in the search, e.g. --pin tp=8 or --pin "
+                  "plan.schedule=1f1b (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--json", opts->json_path, "Also write the result as JSON to FILE")
+      ->type_name("FILE");
+  cmd->callback([opts, &ctx] { run_plan(*opts, ctx); });
+}
+
+}  // namespace parashift::tools
