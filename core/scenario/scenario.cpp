@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/input_error.hpp"
+#include "core/scenario/hf_config.hpp"
 #include "core/scenario/model_yaml.hpp"
 #include "core/scenario/yaml_fields.hpp"
 
@@ -117,6 +118,13 @@ ModelSpec read_model(YamlFields& root, const std::string& file, const fs::path& 
       base = load_model_preset(*preset, dir);
     } catch (const InputError& e) {
       fields.fail("preset", e.what());
+    }
+  }
+  if (auto hf = fields.optional_string("hf_config")) {
+    try {
+      base = load_hf_config((dir / *hf).lexically_normal());
+    } catch (const InputError& e) {
+      fields.fail("hf_config", e.what());
     }
   }
   ModelSpec m = read_model_fields(fields, base);
