@@ -20,7 +20,9 @@ TimeNs ring_collective_ns(const PathModel& paths, core::CollectiveKind kind, dou
                           const std::vector<int>& gpus) {
   const int n = static_cast<int>(gpus.size());
   if (n <= 1 || bytes <= 0) return 0;
-  const double chunk = bytes / n;
+  // A send/recv step moves the whole buffer to the ring neighbour (the
+  // context-parallel KV exchange); the ring collectives move bytes/n per step.
+  const double chunk = kind == core::CollectiveKind::SendRecv ? bytes : bytes / n;
   if (kind == core::CollectiveKind::AllToAll) {
     // Step k: every rank sends its chunk to the rank k places ahead.
     TimeNs total = 0;

@@ -2,7 +2,8 @@
 // group of n ranks moves `bytes` per rank in steps of bytes/n between ring
 // neighbours; every step waits for the slowest neighbour pair.
 //   all-reduce: 2(n-1) steps; reduce-scatter, all-gather: n-1 steps;
-//   all-to-all: n-1 steps of bytes/n, each to a different peer.
+//   all-to-all: n-1 steps of bytes/n, each to a different peer;
+//   send/recv: one step in which every rank sends all `bytes` to its neighbour.
 // Bus bandwidth (nccl-tests): algbw * 2(n-1)/n for all-reduce, (n-1)/n for
 // reduce-scatter and all-gather, so simulated and measured figures compare.
 #pragma once

@@ -56,6 +56,7 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
       {"exposed_comm_s", seconds(r.exposed_comm_ns)},
       {"dp_sync_s", seconds(r.dp_sync_ns)},
       {"peak_memory_bytes", r.peak_memory_bytes},
+      {"fits_memory", r.peak_memory_bytes <= scenario.device.hbm_bytes},
       {"critical_rank",
        {{"stage", c.stage},
         {"replica", c.replica},
@@ -97,7 +98,11 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
       << fmt("%.1f", 100.0 * static_cast<double>(r.exposed_comm_ns) / static_cast<double>(r.iteration_ns))
       << " %)\n";
   out << "peak memory / GPU   " << fmt("%.2f", r.peak_memory_bytes / 1073741824.0) << " GiB (of "
-      << fmt("%.0f", scenario.device.hbm_bytes / 1073741824.0) << " GiB)\n\n";
+      << fmt("%.0f", scenario.device.hbm_bytes / 1073741824.0) << " GiB)"
+      << (r.peak_memory_bytes > scenario.device.hbm_bytes ? "  DOES NOT FIT: the plan needs more "
+                                                            "memory than the device has"
+                                                          : "")
+      << "\n\n";
   out << "critical rank: stage " << c.stage << ", replica " << c.replica << ", cp " << c.cp_rank
       << "\n";
   out << "  compute " << fmt("%.4f", seconds(c.compute_ns)) << " s, tp comm "

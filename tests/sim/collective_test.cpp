@@ -17,6 +17,8 @@ TEST_CASE("ring collectives on a star: steps x (chunk / bandwidth + path latency
   // Reduce-scatter and all-gather: n-1 = 3 steps.
   CHECK(sim::ring_collective_ns(paths, CollectiveKind::ReduceScatter, 1e9, ring) == 3 * 2'502'000);
   CHECK(sim::ring_collective_ns(paths, CollectiveKind::AllGather, 1e9, ring) == 3 * 2'502'000);
+  // Send/recv: every rank passes the whole 1 GB to its neighbour at once: 10 ms + 2 us.
+  CHECK(sim::ring_collective_ns(paths, CollectiveKind::SendRecv, 1e9, ring) == 10'002'000);
   // A group of one moves nothing.
   CHECK(sim::ring_collective_ns(paths, CollectiveKind::AllReduce, 1e9, {2}) == 0);
 }
