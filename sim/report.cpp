@@ -1,5 +1,7 @@
 #include "sim/report.hpp"
 
+#include "core/plan_json.hpp"
+
 #include <cstdio>
 #include <string>
 
@@ -8,22 +10,6 @@ namespace parashift::sim {
 namespace {
 
 double seconds(TimeNs t) { return core::ns_to_s(t); }
-
-nlohmann::json plan_json(const core::ParallelPlan& p) {
-  return {{"tp", p.tp},
-          {"pp", p.pp},
-          {"dp", p.dp},
-          {"cp", p.cp},
-          {"virtual_stages", p.virtual_stages},
-          {"micro_batch", p.micro_batch},
-          {"global_batch", p.global_batch},
-          {"micro_batches", p.micro_batches()},
-          {"schedule", core::to_string(p.schedule)},
-          {"recompute", core::to_string(p.recompute)},
-          {"sequence_parallel", p.sequence_parallel},
-          {"optimizer_sharding", core::to_string(p.optimizer_sharding)},
-          {"precision", core::to_string(p.precision)}};
-}
 
 std::string fmt(const char* format, double value) {
   char buf[64];
@@ -44,7 +30,7 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
       {"gpus", scenario.topology.gpu_count()},
       {"topology", scenario.topology_source.describe()},
       {"seq_len", scenario.training.seq_len},
-      {"plan", plan_json(scenario.plan)},
+      {"plan", scenario.plan},
       {"iterations", run.iterations},
       {"simulated_iterations", run.simulated_iterations},
       {"total_time_s", seconds(run.total_ns)},

@@ -1,23 +1,13 @@
 #include <doctest/doctest.h>
 
 #include "core/input_error.hpp"
+#include "cost/test_models.hpp"
 #include "core/model_spec.hpp"
 
 using namespace parashift::core;
 
 namespace {
-ModelSpec gpt3() {
-  ModelSpec m;
-  m.name = "GPT-3 175B";
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 4 * 12288;
-  m.ffn_kind = FfnKind::Gelu;
-  m.vocab = 51200;
-  return m;
-}
+ModelSpec gpt3() { return test::gpt3_175b(); }
 }  // namespace
 
 TEST_CASE("GPT-3 175B parameter count") {

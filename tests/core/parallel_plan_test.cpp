@@ -1,22 +1,14 @@
 #include <doctest/doctest.h>
 
 #include "core/input_error.hpp"
+#include "cost/test_models.hpp"
 #include "core/parallel_plan.hpp"
 #include "core/rank_layout.hpp"
 
 using namespace parashift::core;
 
 namespace {
-ModelSpec gpt3() {
-  ModelSpec m;
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.kv_heads = 96;
-  m.ffn_hidden = 49152;
-  m.vocab = 51200;
-  return m;
-}
+ModelSpec gpt3() { return test::gpt3_175b(); }
 ParallelPlan plan_8x8x16() {
   ParallelPlan p;
   p.tp = 8;

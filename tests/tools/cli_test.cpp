@@ -7,29 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli/command.hpp"
+#include "cli_harness.hpp"
 
 namespace {
 
 const std::string kData = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/";
 
-struct Result {
-  int status = 0;
-  std::string out;
-  std::string err;
-};
+using Result = parashift::test::CliResult;
 
-Result cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "parashift");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  Result r;
-  r.status = parashift::tools::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+Result cli(std::vector<std::string> args) { return parashift::test::run_parashift(std::move(args)); }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);

@@ -15,6 +15,7 @@
 #include "core/planner/planner.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
+#include "core/plan_json.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 
@@ -67,27 +68,12 @@ std::string factorised(int n) {
   return out;
 }
 
-nlohmann::json plan_json(const core::ParallelPlan& p) {
-  return {{"tp", p.tp},
-          {"pp", p.pp},
-          {"dp", p.dp},
-          {"cp", p.cp},
-          {"virtual_stages", p.virtual_stages},
-          {"micro_batch", p.micro_batch},
-          {"micro_batches", p.micro_batches()},
-          {"schedule", core::to_string(p.schedule)},
-          {"recompute", core::to_string(p.recompute)},
-          {"sequence_parallel", p.sequence_parallel},
-          {"optimizer_sharding", core::to_string(p.optimizer_sharding)},
-          {"precision", core::to_string(p.precision)}};
-}
-
 nlohmann::json ranked_json(const core::RankedPlan& r) {
   const core::IterationEstimate& e = r.estimate;
   nlohmann::json terms = nlohmann::json::object();
   for (const auto& t : core::compare_terms(e, e)) terms[t.term] = t.first_s;
   return {{"label", r.label},
-          {"plan", plan_json(r.plan)},
+          {"plan", nlohmann::json(r.plan)},
           {"iteration_time_s", core::ns_to_s(e.total_ns)},
           {"tokens_per_s", e.tokens_per_s},
           {"mfu", e.mfu},

@@ -8,31 +8,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/cli/command.hpp"
+#include "../../tools/cli_harness.hpp"
 
 namespace {
 
 const std::string kScenario =
     std::string(PARASHIFT_SOURCE_DIR) + "/tests/core/planner/data/small_plan.yaml";
 
-struct Result {
-  int status = 0;
-  std::string out;
-  std::string err;
-};
+using Result = parashift::test::CliResult;
 
-Result cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "parashift");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out;
-  std::ostringstream err;
-  Result r;
-  r.status = parashift::tools::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+Result cli(std::vector<std::string> args) { return parashift::test::run_parashift(std::move(args)); }
 
 int count(const std::string& text, const std::string& what) {
   int n = 0;
