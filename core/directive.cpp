@@ -60,18 +60,19 @@ void to_json(nlohmann::json& out, const Directive& directive) {
   out = nlohmann::json{{"kind", kind_name(directive.action)},
                        {"reason", directive.reason},
                        {"predicted_gain_s", directive.predicted_gain_s}};
-  std::visit(Overloaded{
-                 [&](const ReplanDirective& d) { out["plan"] = d.plan.label(); },
-                 [&](const RepartitionDirective& d) { out["layers_per_stage"] = d.layers_per_stage; },
-                 [&](const RebalanceDirective& d) { out["micro_batches"] = d.micro_batches; },
-                 [&](const SnapshotDirective& d) { out["version"] = d.version; },
-                 [&](const RestoreDirective& d) { out["version"] = d.version; },
-                 [&](const RemapDirective& d) {
-                   out["rank"] = d.rank;
-                   out["spare_gpu"] = d.spare_gpu;
-                 },
-             },
-             directive.action);
+  std::visit(
+      Overloaded{
+          [&](const ReplanDirective& d) { out["plan"] = d.plan.label(); },
+          [&](const RepartitionDirective& d) { out["layers_per_stage"] = d.layers_per_stage; },
+          [&](const RebalanceDirective& d) { out["micro_batches"] = d.micro_batches; },
+          [&](const SnapshotDirective& d) { out["version"] = d.version; },
+          [&](const RestoreDirective& d) { out["version"] = d.version; },
+          [&](const RemapDirective& d) {
+            out["rank"] = d.rank;
+            out["spare_gpu"] = d.spare_gpu;
+          },
+      },
+      directive.action);
 }
 
 }  // namespace parashift::core

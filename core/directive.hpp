@@ -43,8 +43,8 @@ using DirectiveAction = std::variant<ReplanDirective, RepartitionDirective, Reba
 
 struct Directive {
   DirectiveAction action;
-  std::string reason;            // why the policy decided it
-  double predicted_gain_s = 0;   // over the remaining run, net of its cost
+  std::string reason;           // why the policy decided it
+  double predicted_gain_s = 0;  // over the remaining run, net of its cost
 };
 
 /// e.g. "repartition [10,10,12,10] (stage 2 slow: 1.5x; gain 12.3 s)".

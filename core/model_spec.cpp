@@ -39,8 +39,8 @@ void ModelSpec::validate() const {
   positive("ffn_hidden", ffn_hidden);
   positive("vocab", vocab);
   if (hidden % heads != 0) {
-    throw InputError("model.heads: heads=" + std::to_string(heads) + " does not divide hidden=" +
-                     std::to_string(hidden));
+    throw InputError("model.heads: heads=" + std::to_string(heads) +
+                     " does not divide hidden=" + std::to_string(hidden));
   }
   if (heads % kv_heads != 0) {
     throw InputError("model.kv_heads: kv_heads=" + std::to_string(kv_heads) +
@@ -50,9 +50,12 @@ void ModelSpec::validate() const {
 
 const char* to_string(FfnKind kind) {
   switch (kind) {
-    case FfnKind::Gelu: return "gelu";
-    case FfnKind::SwiGlu: return "swiglu";
-    case FfnKind::SquaredRelu: return "squared_relu";
+    case FfnKind::Gelu:
+      return "gelu";
+    case FfnKind::SwiGlu:
+      return "swiglu";
+    case FfnKind::SquaredRelu:
+      return "squared_relu";
   }
   return "?";
 }

@@ -50,16 +50,30 @@ const char* name_of(Enum value, const std::array<std::pair<const char*, Enum>, N
 
 }  // namespace
 
-const char* to_string(Schedule value) { return name_of(value, kSchedules); }
-const char* to_string(Recompute value) { return name_of(value, kRecomputes); }
-const char* to_string(OptimizerSharding value) { return name_of(value, kShardings); }
-const char* to_string(Precision value) { return name_of(value, kPrecisions); }
-Schedule parse_schedule(const std::string& text) { return parse_enum(text, kSchedules); }
-Recompute parse_recompute(const std::string& text) { return parse_enum(text, kRecomputes); }
+const char* to_string(Schedule value) {
+  return name_of(value, kSchedules);
+}
+const char* to_string(Recompute value) {
+  return name_of(value, kRecomputes);
+}
+const char* to_string(OptimizerSharding value) {
+  return name_of(value, kShardings);
+}
+const char* to_string(Precision value) {
+  return name_of(value, kPrecisions);
+}
+Schedule parse_schedule(const std::string& text) {
+  return parse_enum(text, kSchedules);
+}
+Recompute parse_recompute(const std::string& text) {
+  return parse_enum(text, kRecomputes);
+}
 OptimizerSharding parse_optimizer_sharding(const std::string& text) {
   return parse_enum(text, kShardings);
 }
-Precision parse_precision(const std::string& text) { return parse_enum(text, kPrecisions); }
+Precision parse_precision(const std::string& text) {
+  return parse_enum(text, kPrecisions);
+}
 
 std::vector<std::string> ParallelPlan::problems(const ModelSpec& model, int seq_len,
                                                 int gpu_count) const {
@@ -72,9 +86,11 @@ std::vector<std::string> ParallelPlan::problems(const ModelSpec& model, int seq_
                                                               {"virtual_stages", virtual_stages},
                                                               {"micro_batch", micro_batch}}};
   for (const auto& [field, value] : positives) {
-    if (value < 1) out.push_back(std::string(field) + ": expected an integer >= 1, found " + text(value));
+    if (value < 1)
+      out.push_back(std::string(field) + ": expected an integer >= 1, found " + text(value));
   }
-  if (global_batch < 1) out.push_back("global_batch: expected an integer >= 1, found " + text(global_batch));
+  if (global_batch < 1)
+    out.push_back("global_batch: expected an integer >= 1, found " + text(global_batch));
   if (!out.empty()) return out;
 
   if (model.heads % tp != 0) {
@@ -92,12 +108,12 @@ std::vector<std::string> ParallelPlan::problems(const ModelSpec& model, int seq_
                   "=" + text(gpus()) + " differs from the cluster's " + text(gpu_count) + " GPUs");
   }
   if (model.layers < pp * virtual_stages) {
-    out.push_back("pp: pp*virtual_stages=" + text(pp * virtual_stages) + " exceeds layers=" +
-                  text(model.layers));
+    out.push_back("pp: pp*virtual_stages=" + text(pp * virtual_stages) +
+                  " exceeds layers=" + text(model.layers));
   }
   if (global_batch % (dp * micro_batch) != 0) {
-    out.push_back("global_batch: " + text(global_batch) + " is not divisible by dp*micro_batch=" +
-                  text(dp * micro_batch));
+    out.push_back("global_batch: " + text(global_batch) +
+                  " is not divisible by dp*micro_batch=" + text(dp * micro_batch));
   }
   if (seq_len % (2 * cp) != 0 && cp > 1) {
     out.push_back("cp: seq_len=" + text(seq_len) + " is not divisible by 2*cp=" + text(2 * cp));
@@ -126,8 +142,8 @@ std::string ParallelPlan::label() const {
   std::string s = "tp" + std::to_string(tp) + " pp" + std::to_string(pp) + " dp" +
                   std::to_string(dp) + " cp" + std::to_string(cp);
   if (virtual_stages > 1) s += " v" + std::to_string(virtual_stages);
-  s += " mb" + std::to_string(micro_batch) + " " + to_string(schedule) + " rc:" +
-       to_string(recompute);
+  s += " mb" + std::to_string(micro_batch) + " " + to_string(schedule) +
+       " rc:" + to_string(recompute);
   if (sequence_parallel) s += " sp";
   s += std::string(" os:") + to_string(optimizer_sharding) + " " + to_string(precision);
   return s;

@@ -7,11 +7,14 @@ namespace parashift::sim {
 double bus_factor(core::CollectiveKind kind, int ranks) {
   const double n = ranks;
   switch (kind) {
-    case core::CollectiveKind::AllReduce: return 2.0 * (n - 1) / n;
+    case core::CollectiveKind::AllReduce:
+      return 2.0 * (n - 1) / n;
     case core::CollectiveKind::ReduceScatter:
     case core::CollectiveKind::AllGather:
-    case core::CollectiveKind::AllToAll: return (n - 1) / n;
-    case core::CollectiveKind::SendRecv: return 1.0;
+    case core::CollectiveKind::AllToAll:
+      return (n - 1) / n;
+    case core::CollectiveKind::SendRecv:
+      return 1.0;
   }
   return 1.0;
 }
@@ -39,7 +42,7 @@ TimeNs ring_collective_ns(const PathModel& paths, core::CollectiveKind kind, dou
   for (int i = 0; i < n; ++i) {
     step = std::max(step, paths.transfer_ns(gpus[i], gpus[(i + 1) % n], chunk));
   }
-  const int steps = kind == core::CollectiveKind::AllReduce ? 2 * (n - 1)
+  const int steps = kind == core::CollectiveKind::AllReduce  ? 2 * (n - 1)
                     : kind == core::CollectiveKind::SendRecv ? 1
                                                              : n - 1;
   return step * steps;

@@ -22,10 +22,9 @@ std::vector<int> even_layer_split(int layers, int virtual_stages) {
 }
 
 const WorkerStats& IterationResult::critical() const {
-  return *std::max_element(workers.begin(), workers.end(),
-                           [](const WorkerStats& a, const WorkerStats& b) {
-                             return a.finish_ns < b.finish_ns;
-                           });
+  return *std::max_element(
+      workers.begin(), workers.end(),
+      [](const WorkerStats& a, const WorkerStats& b) { return a.finish_ns < b.finish_ns; });
 }
 
 namespace {
@@ -37,15 +36,20 @@ namespace {
 double static_bytes_per_param(const core::ParallelPlan& plan) {
   const double dp = plan.dp;
   switch (plan.optimizer_sharding) {
-    case OptimizerSharding::None: return 16.0;
-    case OptimizerSharding::Distributed: return 4.0 + 12.0 / dp;
-    case OptimizerSharding::Fsdp: return 16.0 / dp;
+    case OptimizerSharding::None:
+      return 16.0;
+    case OptimizerSharding::Distributed:
+      return 4.0 + 12.0 / dp;
+    case OptimizerSharding::Fsdp:
+      return 16.0 / dp;
   }
   return 16.0;
 }
 
 // Megatron's DDP bucket: max(40M, 1M * dp) parameters.
-double bucket_params(int dp) { return std::max(40e6, 1e6 * dp); }
+double bucket_params(int dp) {
+  return std::max(40e6, 1e6 * dp);
+}
 
 struct Worker {
   int stage = 0, replica = 0, cp_rank = 0;
@@ -54,10 +58,10 @@ struct Worker {
   std::vector<PassOp> ops;
   std::size_t next = 0;
   bool busy = false;
-  std::vector<char> forward_ready;   // [mb * v + chunk]
+  std::vector<char> forward_ready;  // [mb * v + chunk]
   std::vector<char> backward_ready;
-  std::vector<int> backward_left;    // per chunk
-  std::vector<int> inflight;         // per chunk
+  std::vector<int> backward_left;  // per chunk
+  std::vector<int> inflight;       // per chunk
   double activation_bytes = 0;
   TimeNs busy_ns = 0;
   TimeNs tp_forward_ns_per_layer = 0, tp_backward_ns_per_layer = 0;
@@ -68,9 +72,9 @@ struct Worker {
 };
 
 struct DpGroup {
-  std::vector<int> members;          // worker indices
-  std::vector<int> ring_gpus;        // tp rank 0 of each member
-  std::vector<int> reported;         // per chunk: members that started their last backward
+  std::vector<int> members;    // worker indices
+  std::vector<int> ring_gpus;  // tp rank 0 of each member
+  std::vector<int> reported;   // per chunk: members that started their last backward
   std::vector<std::vector<TimeNs>> bucket_ready;  // per chunk, per bucket: max over members
   int chunks_done = 0;
   TimeNs stream_free_ns = 0;
@@ -186,8 +190,8 @@ class IterationSim {
       tp_ns = layers * w.tp_forward_ns_per_layer;
       cp_ns = layers * w.cp_forward_ns_per_layer;
     } else {
-      compute = static_cast<double>(layers) *
-                static_cast<double>(layer.backward_ns + layer.recompute_ns);
+      compute =
+          static_cast<double>(layers) * static_cast<double>(layer.backward_ns + layer.recompute_ns);
       if (g == 0) compute += static_cast<double>(profile_.embedding_backward_ns);
       if (g == virtual_stages_ - 1) compute += static_cast<double>(profile_.head_backward_ns);
       tp_ns = layers * w.tp_backward_ns_per_layer;
@@ -251,8 +255,8 @@ class IterationSim {
     const int stage = to_virtual_stage % stages_;
     const int chunk = to_virtual_stage / stages_;
     const int to = worker_index(stage, src.replica, src.cp_rank);
-    const TimeNs t = paths_.transfer_ns(src.gpus[0], workers_[to].gpus[0],
-                                        profile_.pp_activation_bytes);
+    const TimeNs t =
+        paths_.transfer_ns(src.gpus[0], workers_[to].gpus[0], profile_.pp_activation_bytes);
     kernel_.schedule_in(t, [this, to, chunk, micro_batch, forward] {
       Worker& dst = workers_[to];
       const std::size_t slot = static_cast<std::size_t>(micro_batch) * v_ + chunk;
@@ -267,13 +271,13 @@ class IterationSim {
     if (plan_.dp == 1) return;
     const Worker& w = workers_[wi];
     DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
-    const double chunk_params =
-        chunk_layers(w, chunk) * profile_.params_per_gpu_layer +
-        ((virtual_stage(stages_, w.stage, chunk) == 0 ||
-          virtual_stage(stages_, w.stage, chunk) == virtual_stages_ - 1)
-             ? profile_.params_per_gpu_embedding
-             : 0.0);
-    const int buckets = std::max(1, static_cast<int>(std::ceil(chunk_params / bucket_params(plan_.dp))));
+    const double chunk_params = chunk_layers(w, chunk) * profile_.params_per_gpu_layer +
+                                ((virtual_stage(stages_, w.stage, chunk) == 0 ||
+                                  virtual_stage(stages_, w.stage, chunk) == virtual_stages_ - 1)
+                                     ? profile_.params_per_gpu_embedding
+                                     : 0.0);
+    const int buckets =
+        std::max(1, static_cast<int>(std::ceil(chunk_params / bucket_params(plan_.dp))));
     auto& ready = g.bucket_ready[chunk];
     if (ready.empty()) ready.assign(buckets, 0);
     for (int b = 0; b < buckets; ++b) {
@@ -314,8 +318,8 @@ class IterationSim {
     TimeNs gather = 0;
     if (plan_.optimizer_sharding != OptimizerSharding::None && plan_.dp > 1) {
       const DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
-      gather = ring_collective_ns(paths_, CollectiveKind::AllGather, w.params_on_gpu * 2.0,
-                                  g.ring_gpus);
+      gather =
+          ring_collective_ns(paths_, CollectiveKind::AllGather, w.params_on_gpu * 2.0, g.ring_gpus);
     }
     // Megatron's --overlap-param-gather: the gather of each chunk's updated
     // parameters runs under the next iteration's forward pass, so it is
@@ -336,8 +340,7 @@ class IterationSim {
       // The step ends together (the gradient-norm all-reduce spans every rank):
       // whatever time a worker neither computes, communicates in its pass
       // stream, waits for its gradient sync nor steps its optimizer is bubble.
-      w.stats.bubble_ns =
-          r.iteration_ns - w.busy_ns - w.stats.dp_exposed_ns - w.stats.optimizer_ns;
+      w.stats.bubble_ns = r.iteration_ns - w.busy_ns - w.stats.dp_exposed_ns - w.stats.optimizer_ns;
       bubble_sum += static_cast<double>(w.stats.bubble_ns);
       r.peak_memory_bytes =
           std::max(r.peak_memory_bytes, w.stats.static_bytes + w.stats.peak_activation_bytes);
@@ -345,14 +348,13 @@ class IterationSim {
     }
     for (const DpGroup& g : groups_) r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
     const double seconds = core::ns_to_s(r.iteration_ns);
-    r.bubble_share = bubble_sum / static_cast<double>(workers_.size()) /
-                     static_cast<double>(r.iteration_ns);
+    r.bubble_share =
+        bubble_sum / static_cast<double>(workers_.size()) / static_cast<double>(r.iteration_ns);
     const WorkerStats& c = r.critical();
     r.exposed_comm_ns = c.tp_comm_ns + c.cp_comm_ns + c.dp_exposed_ns;
     r.model_flops = core::model_flops_per_iteration(*in_.model, plan_, in_.seq_len);
-    const double peak = plan_.precision == core::Precision::Fp8
-                            ? in_.device->peak_fp8_flops_per_s
-                            : in_.device->peak_bf16_flops_per_s;
+    const double peak = plan_.precision == core::Precision::Fp8 ? in_.device->peak_fp8_flops_per_s
+                                                                : in_.device->peak_bf16_flops_per_s;
     r.mfu = r.model_flops / (seconds * plan_.gpus() * peak);
     r.tokens_per_s = static_cast<double>(plan_.global_batch) * in_.seq_len / seconds;
     return r;

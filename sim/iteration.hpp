@@ -36,17 +36,17 @@ struct WorkerStats {
   int stage = 0;
   int replica = 0;
   int cp_rank = 0;
-  TimeNs compute_ns = 0;        // forward, backward, recompute
-  TimeNs tp_comm_ns = 0;        // tensor-parallel collectives in the pass stream
-  TimeNs cp_comm_ns = 0;        // context-parallel exchange in the pass stream
-  TimeNs bubble_ns = 0;         // idle: pipeline fill, drain and waits for other stages
+  TimeNs compute_ns = 0;  // forward, backward, recompute
+  TimeNs tp_comm_ns = 0;  // tensor-parallel collectives in the pass stream
+  TimeNs cp_comm_ns = 0;  // context-parallel exchange in the pass stream
+  TimeNs bubble_ns = 0;   // idle: pipeline fill, drain and waits for other stages
   TimeNs last_pass_end_ns = 0;
-  TimeNs dp_exposed_ns = 0;     // waiting for gradient sync after the last pass
+  TimeNs dp_exposed_ns = 0;  // waiting for gradient sync after the last pass
   TimeNs optimizer_ns = 0;
-  TimeNs param_gather_ns = 0;   // distributed optimizer's parameter all-gather, hidden
-                                // under the next iteration's forward (overlap_param_gather)
+  TimeNs param_gather_ns = 0;  // distributed optimizer's parameter all-gather, hidden
+                               // under the next iteration's forward (overlap_param_gather)
   TimeNs finish_ns = 0;
-  double static_bytes = 0;      // weights + gradients + optimizer state per GPU
+  double static_bytes = 0;  // weights + gradients + optimizer state per GPU
   double peak_activation_bytes = 0;
 };
 
@@ -57,9 +57,9 @@ struct IterationResult {
   double model_flops = 0;
   double mfu = 0;
   double tokens_per_s = 0;
-  double bubble_share = 0;           // mean over workers of bubble / iteration
-  TimeNs exposed_comm_ns = 0;        // on the worker that finishes last
-  double peak_memory_bytes = 0;      // max over workers
+  double bubble_share = 0;       // mean over workers of bubble / iteration
+  TimeNs exposed_comm_ns = 0;    // on the worker that finishes last
+  double peak_memory_bytes = 0;  // max over workers
   std::uint64_t events = 0;
   const WorkerStats& critical() const;
 };

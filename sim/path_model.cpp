@@ -5,9 +5,8 @@
 namespace parashift::sim {
 
 const PathInfo& PathModel::path(int gpu_a, int gpu_b) const {
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
-      static_cast<std::uint32_t>(gpu_b);
+  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
+                            static_cast<std::uint32_t>(gpu_b);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   PathInfo info;
   if (gpu_a != gpu_b) {

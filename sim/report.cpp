@@ -9,7 +9,9 @@ namespace parashift::sim {
 
 namespace {
 
-double seconds(TimeNs t) { return core::ns_to_s(t); }
+double seconds(TimeNs t) {
+  return core::ns_to_s(t);
+}
 
 std::string fmt(const char* format, double value) {
   char buf[64];
@@ -81,7 +83,8 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
   out << "MFU                 " << fmt("%.1f", 100.0 * r.mfu) << " %\n";
   out << "pipeline bubble     " << fmt("%.1f", 100.0 * r.bubble_share) << " % of the iteration\n";
   out << "exposed comm        " << fmt("%.4f", seconds(r.exposed_comm_ns)) << " s ("
-      << fmt("%.1f", 100.0 * static_cast<double>(r.exposed_comm_ns) / static_cast<double>(r.iteration_ns))
+      << fmt("%.1f",
+             100.0 * static_cast<double>(r.exposed_comm_ns) / static_cast<double>(r.iteration_ns))
       << " %)\n";
   out << "peak memory / GPU   " << fmt("%.2f", r.peak_memory_bytes / 1073741824.0) << " GiB (of "
       << fmt("%.0f", scenario.device.hbm_bytes / 1073741824.0) << " GiB)"

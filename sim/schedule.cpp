@@ -50,13 +50,16 @@ std::vector<PassOp> stage_schedule(core::Schedule schedule, int stages, int stag
                                    int micro_batches, int virtual_stages) {
   assert(stage >= 0 && stage < stages && micro_batches > 0);
   switch (schedule) {
-    case core::Schedule::GPipe: return gpipe(micro_batches);
-    case core::Schedule::OneFOneB: return interleaved(stages, stage, micro_batches, 1);
+    case core::Schedule::GPipe:
+      return gpipe(micro_batches);
+    case core::Schedule::OneFOneB:
+      return interleaved(stages, stage, micro_batches, 1);
     case core::Schedule::Interleaved1F1B:
       return interleaved(stages, stage, micro_batches, virtual_stages);
     case core::Schedule::ZeroBubbleH1:
-      throw core::InputError("plan.schedule: zb_h1 is not simulated yet (use gpipe, 1f1b or "
-                             "interleaved_1f1b)");
+      throw core::InputError(
+          "plan.schedule: zb_h1 is not simulated yet (use gpipe, 1f1b or "
+          "interleaved_1f1b)");
   }
   return {};
 }

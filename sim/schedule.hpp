@@ -25,6 +25,8 @@ std::vector<PassOp> stage_schedule(core::Schedule schedule, int stages, int stag
 
 /// Global (virtual) stage index of local chunk `chunk` on `stage`: chunk k of
 /// stage s holds virtual stage k*stages + s (Megatron's interleaving).
-inline int virtual_stage(int stages, int stage, int chunk) { return chunk * stages + stage; }
+inline int virtual_stage(int stages, int stage, int chunk) {
+  return chunk * stages + stage;
+}
 
 }  // namespace parashift::sim

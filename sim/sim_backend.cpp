@@ -27,8 +27,8 @@ core::Capabilities SimBackend::capabilities() const {
 }
 
 core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
-  const bool changed = !last_ || !same_plan(*last_plan_, plan) ||
-                       last_layers_ != layers_per_virtual_stage_;
+  const bool changed =
+      !last_ || !same_plan(*last_plan_, plan) || last_layers_ != layers_per_virtual_stage_;
   if (changed) {
     IterationInput input;
     input.model = &scenario_.model;

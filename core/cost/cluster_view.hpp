@@ -10,8 +10,8 @@ namespace parashift::core {
 struct ClusterView {
   int gpus = 0;
   int gpus_per_node = 8;
-  double intra_node_Bps = 0;      // per GPU, one direction (NVLink)
-  double inter_node_Bps = 0;      // per GPU, one direction (its NIC)
+  double intra_node_Bps = 0;         // per GPU, one direction (NVLink)
+  double inter_node_Bps = 0;         // per GPU, one direction (its NIC)
   TimeNs intra_node_latency_ns = 0;  // one hop across the node's switch
   TimeNs inter_node_latency_ns = 0;  // GPU to GPU across the network
 

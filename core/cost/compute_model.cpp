@@ -9,7 +9,9 @@ namespace {
 
 constexpr double kTile = 128.0;
 
-double tile_share(double x) { return x / (std::ceil(x / kTile) * kTile); }
+double tile_share(double x) {
+  return x / (std::ceil(x / kTile) * kTile);
+}
 
 }  // namespace
 

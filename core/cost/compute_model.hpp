@@ -34,6 +34,8 @@ double gemm_shape_efficiency(double m, double n, double k, double half_dim);
 double gemm_s(const ComputeRates& rates, double m, double n, double k, Precision precision);
 
 /// Seconds of memory-bound work moving `bytes` through HBM.
-inline double memory_s(const ComputeRates& rates, double bytes) { return bytes / rates.memory_Bps; }
+inline double memory_s(const ComputeRates& rates, double bytes) {
+  return bytes / rates.memory_Bps;
+}
 
 }  // namespace parashift::core

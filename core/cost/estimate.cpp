@@ -6,7 +6,9 @@ namespace parashift::core {
 
 namespace {
 
-double ns(TimeNs t) { return static_cast<double>(t); }
+double ns(TimeNs t) {
+  return static_cast<double>(t);
+}
 
 TimeNs calls_ns(const CollectiveCall& c, int ranks, int per_node, const ClusterView& cluster) {
   if (c.count <= 0) return 0;
@@ -51,10 +53,12 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   const TimeNs embed = profile.embedding_forward_ns + profile.embedding_backward_ns;
   const TimeNs head = profile.head_forward_ns + profile.head_backward_ns;
   const bool head_heavier = head >= embed;
-  const TimeNs extra_fwd = p == 1 ? profile.embedding_forward_ns + profile.head_forward_ns
-                                  : (head_heavier ? profile.head_forward_ns : profile.embedding_forward_ns);
-  const TimeNs extra_bwd = p == 1 ? profile.embedding_backward_ns + profile.head_backward_ns
-                                  : (head_heavier ? profile.head_backward_ns : profile.embedding_backward_ns);
+  const TimeNs extra_fwd =
+      p == 1 ? profile.embedding_forward_ns + profile.head_forward_ns
+             : (head_heavier ? profile.head_forward_ns : profile.embedding_forward_ns);
+  const TimeNs extra_bwd =
+      p == 1 ? profile.embedding_backward_ns + profile.head_backward_ns
+             : (head_heavier ? profile.head_backward_ns : profile.embedding_backward_ns);
   const TimeNs fwd = layers * layer.forward_ns + extra_fwd;
   const TimeNs bwd = layers * layer.backward_ns + extra_bwd;
   const TimeNs rec = layers * layer.recompute_ns;
@@ -68,8 +72,8 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   TimeNs tp_layer = tp_fwd + tp_bwd;
   if (options.tp_comm_overlap) {
     const TimeNs gemm_fwd = layer.gemm_forward_ns;
-    const TimeNs gemm_bwd = 2 * layer.gemm_forward_ns +
-                            (plan.recompute == Recompute::Full ? layer.gemm_forward_ns : 0);
+    const TimeNs gemm_bwd =
+        2 * layer.gemm_forward_ns + (plan.recompute == Recompute::Full ? layer.gemm_forward_ns : 0);
     const double kept = 1.0 - options.tp_overlap_share;
     auto exposed = [kept](TimeNs comm, TimeNs gemm) {
       const auto part = static_cast<TimeNs>(kept * static_cast<double>(comm));
@@ -79,7 +83,8 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   }
   // The context-parallel ring overlaps each step's attention block.
   const TimeNs cp_fwd = calls_ns(layer.cp_forward, 2, plan.cp > place.cp_per_node ? 1 : 2, cluster);
-  const TimeNs cp_bwd = calls_ns(layer.cp_backward, 2, plan.cp > place.cp_per_node ? 1 : 2, cluster);
+  const TimeNs cp_bwd =
+      calls_ns(layer.cp_backward, 2, plan.cp > place.cp_per_node ? 1 : 2, cluster);
   const TimeNs cp_layer = std::max<TimeNs>(0, cp_fwd - layer.attention_forward_ns) +
                           std::max<TimeNs>(0, cp_bwd - layer.attention_backward_ns);
 
@@ -91,8 +96,12 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   if (p > 1) {
     switch (plan.schedule) {
       case Schedule::GPipe:
-      case Schedule::OneFOneB: bubble = (p - 1) * per_mb; break;
-      case Schedule::Interleaved1F1B: bubble = (p - 1) * per_mb / v; break;
+      case Schedule::OneFOneB:
+        bubble = (p - 1) * per_mb;
+        break;
+      case Schedule::Interleaved1F1B:
+        bubble = (p - 1) * per_mb / v;
+        break;
       case Schedule::ZeroBubbleH1: {
         // Weight-gradient GEMMs fill the drain (Qi et al. 2023): (p-1)(t_f+t_b-t_w).
         const TimeNs weight_grad = layers * (layer.backward_ns - layer.backward_input_ns);
@@ -105,14 +114,14 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
     // Blocking sends (activation forward, gradient backward) on every step of
     // the non-interleaved schedules; Megatron overlaps them with compute in
     // the interleaved steady state, leaving the fill and drain.
-    pp_comm = plan.schedule == Schedule::Interleaved1F1B ? 2 * (p - 1) * v * hop
-                                                         : 2 * (m + p - 1) * hop;
+    pp_comm =
+        plan.schedule == Schedule::Interleaved1F1B ? 2 * (p - 1) * v * hop : 2 * (m + p - 1) * hop;
   }
 
   // Data-parallel synchronisation of the stage's parameters.
-  const double params = ns(layers) * profile.params_per_gpu_layer +
-                        profile.params_per_gpu_embedding *
-                            (p == 1 && !model.tied_embeddings ? 2.0 : 1.0);
+  const double params =
+      ns(layers) * profile.params_per_gpu_layer +
+      profile.params_per_gpu_embedding * (p == 1 && !model.tied_embeddings ? 2.0 : 1.0);
   const double grad_bytes = params * profile.grad_bytes_per_param;
   const double weight_bytes = params * 2.0;
   const int dp = plan.dp;
@@ -125,16 +134,18 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   switch (plan.optimizer_sharding) {
     case OptimizerSharding::None: {
       dp_comm = collective_ns(CollectiveKind::AllReduce, grad_bytes, dp, dpn, cluster);
-      dp_exposed = options.overlap_grad_reduce ? exposed_ns(dp_comm, last_bwd, dp_comm / tail_layers)
-                                               : dp_comm;
+      dp_exposed = options.overlap_grad_reduce
+                       ? exposed_ns(dp_comm, last_bwd, dp_comm / tail_layers)
+                       : dp_comm;
       break;
     }
     case OptimizerSharding::Distributed: {
       const TimeNs rs = collective_ns(CollectiveKind::ReduceScatter, grad_bytes, dp, dpn, cluster);
       const TimeNs ag = collective_ns(CollectiveKind::AllGather, weight_bytes, dp, dpn, cluster);
       dp_comm = rs + ag;
-      dp_exposed = (options.overlap_grad_reduce ? exposed_ns(rs, last_bwd, rs / tail_layers) : rs) +
-                   (options.overlap_param_gather ? exposed_ns(ag, first_fwd, ag / tail_layers) : ag);
+      dp_exposed =
+          (options.overlap_grad_reduce ? exposed_ns(rs, last_bwd, rs / tail_layers) : rs) +
+          (options.overlap_param_gather ? exposed_ns(ag, first_fwd, ag / tail_layers) : ag);
       break;
     }
     case OptimizerSharding::Fsdp: {

@@ -20,16 +20,16 @@ struct IterationEstimate {
   TimeNs forward_ns = 0;
   TimeNs backward_ns = 0;
   TimeNs recompute_ns = 0;
-  TimeNs tp_comm_ns = 0;       // tensor (and sequence) parallel collectives, exposed
-  TimeNs cp_comm_ns = 0;       // context-parallel exchange, exposed
-  TimeNs pp_comm_ns = 0;       // pipeline sends on the critical path
-  TimeNs bubble_ns = 0;        // pipeline fill and drain
-  TimeNs dp_comm_ns = 0;       // data-parallel gradient sync, whole duration
+  TimeNs tp_comm_ns = 0;          // tensor (and sequence) parallel collectives, exposed
+  TimeNs cp_comm_ns = 0;          // context-parallel exchange, exposed
+  TimeNs pp_comm_ns = 0;          // pipeline sends on the critical path
+  TimeNs bubble_ns = 0;           // pipeline fill and drain
+  TimeNs dp_comm_ns = 0;          // data-parallel gradient sync, whole duration
   TimeNs dp_comm_exposed_ns = 0;  // ... not hidden behind backward
   TimeNs optimizer_ns = 0;
   MemoryEstimate memory;
-  double model_flops = 0;      // per iteration, whole job
-  double mfu = 0;              // model_flops / (total time * gpus * peak)
+  double model_flops = 0;  // per iteration, whole job
+  double mfu = 0;          // model_flops / (total time * gpus * peak)
   double tokens_per_s = 0;
   double bubble_share() const {
     return total_ns > 0 ? static_cast<double>(bubble_ns) / static_cast<double>(total_ns) : 0.0;

@@ -47,13 +47,15 @@ double in_flight_micro_batches(const ParallelPlan& plan) {
   const double p = plan.pp;
   const double m = plan.global_batch / (plan.dp * plan.micro_batch);
   switch (plan.schedule) {
-    case Schedule::GPipe: return std::max(1.0, m);
+    case Schedule::GPipe:
+      return std::max(1.0, m);
     case Schedule::Interleaved1F1B: {
       const double v = plan.virtual_stages;
       return std::min(std::max(1.0, m), p * (1.0 + (p - 1.0) / (p * v)));
     }
     case Schedule::OneFOneB:
-    case Schedule::ZeroBubbleH1: break;
+    case Schedule::ZeroBubbleH1:
+      break;
   }
   return std::min(std::max(1.0, m), p);
 }
@@ -61,16 +63,19 @@ double in_flight_micro_batches(const ParallelPlan& plan) {
 MemoryEstimate peak_memory(const ModelSpec& model, const ParallelPlan& plan, int seq_len) {
   const double layers = layers_on_first_stage(model, plan);
   // Stage 0 holds its layers and the (vocab-parallel) input embedding.
-  const double params = (layers * model.layer_params() + model.vocab * static_cast<double>(model.hidden)) /
-                        plan.tp;
+  const double params =
+      (layers * model.layer_params() + model.vocab * static_cast<double>(model.hidden)) / plan.tp;
   const double dp = plan.dp;
   MemoryEstimate m;
   m.weights_bytes = kWeightBytes * params;
   m.gradients_bytes = kGradientBytes * params;
   m.optimizer_bytes = kOptimizerBytes * params;
   switch (plan.optimizer_sharding) {
-    case OptimizerSharding::None: break;
-    case OptimizerSharding::Distributed: m.optimizer_bytes /= dp; break;
+    case OptimizerSharding::None:
+      break;
+    case OptimizerSharding::Distributed:
+      m.optimizer_bytes /= dp;
+      break;
     case OptimizerSharding::Fsdp:
       m.weights_bytes /= dp;
       m.gradients_bytes /= dp;

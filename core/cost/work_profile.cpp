@@ -48,22 +48,27 @@ double ffn_activation_bytes_per_token(const ModelSpec& model) {
 
 const char* to_string(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::AllReduce: return "all_reduce";
-    case CollectiveKind::ReduceScatter: return "reduce_scatter";
-    case CollectiveKind::AllGather: return "all_gather";
-    case CollectiveKind::AllToAll: return "all_to_all";
-    case CollectiveKind::SendRecv: return "send_recv";
+    case CollectiveKind::AllReduce:
+      return "all_reduce";
+    case CollectiveKind::ReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::AllGather:
+      return "all_gather";
+    case CollectiveKind::AllToAll:
+      return "all_to_all";
+    case CollectiveKind::SendRecv:
+      return "send_recv";
   }
   return "?";
 }
 
-WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device,
-                         const ParallelPlan& plan, int seq_len) {
+WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device, const ParallelPlan& plan,
+                         int seq_len) {
   return work_profile(model, device, plan, seq_len, CostOptions{});
 }
 
-WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device,
-                         const ParallelPlan& plan, int seq_len, const CostOptions& options) {
+WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device, const ParallelPlan& plan,
+                         int seq_len, const CostOptions& options) {
   const ComputeRates rates = compute_rates(device);
   const double t = plan.tp;
   const double c = plan.cp;
@@ -81,10 +86,9 @@ WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device,
 
   // The four GEMMs of a layer: QKV, attention output, MLP up (+gate), down.
   const double qkv_n = (heads_per_rank + 2.0 * kv_heads_per_rank) * d;
-  const double gemm_fwd_s = gemm_s(rates, tokens, qkv_n, h, prec) +
-                            gemm_s(rates, tokens, h, heads_per_rank * d, prec) +
-                            gemm_s(rates, tokens, ffn_up, h, prec) +
-                            gemm_s(rates, tokens, h, f / t, prec);
+  const double gemm_fwd_s =
+      gemm_s(rates, tokens, qkv_n, h, prec) + gemm_s(rates, tokens, h, heads_per_rank * d, prec) +
+      gemm_s(rates, tokens, ffn_up, h, prec) + gemm_s(rates, tokens, h, f / t, prec);
   const double gemm_flops = 2.0 * tokens * h * (qkv_n + heads_per_rank * d + ffn_up + f / t);
 
   // Attention core. Each rank holds s/c queries of its heads against all s keys.
@@ -99,15 +103,16 @@ WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device,
   } else {
     attn_flops = 2.0 * 2.0 * score_elems * d;  // the full s x s is computed
     const double batched_gemm_s =
-        attn_flops / (rates.gemm_flops_per_s * gemm_shape_efficiency(s, s / c, d, rates.gemm_half_dim));
+        attn_flops /
+        (rates.gemm_flops_per_s * gemm_shape_efficiency(s, s / c, d, rates.gemm_half_dim));
     attn_fwd_s = batched_gemm_s + memory_s(rates, kScoreBytesForward * score_elems);
     attn_bwd_s = 2.0 * batched_gemm_s + memory_s(rates, kScoreBytesBackward * score_elems);
   }
 
   // Element-wise work: h-sized parts are split by TP only with sequence parallelism.
   const double h_share = plan.sequence_parallel ? 1.0 / t : 1.0;
-  const double elementwise_bytes =
-      tokens * (kElementwiseBytesPerHidden * h * h_share + ffn_activation_bytes_per_token(model) / t);
+  const double elementwise_bytes = tokens * (kElementwiseBytesPerHidden * h * h_share +
+                                             ffn_activation_bytes_per_token(model) / t);
   const double elementwise_fwd_s = memory_s(rates, elementwise_bytes * options.elementwise_traffic);
   const double elementwise_bwd_s = kBackwardTrafficFactor * elementwise_fwd_s;
 
@@ -124,17 +129,21 @@ WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device,
   layer.attention_forward_ns = seconds_to_ns(attn_fwd_s);
   layer.attention_backward_ns = seconds_to_ns(attn_bwd_s);
   layer.elementwise_forward_ns = seconds_to_ns(elementwise_fwd_s);
-  layer.forward_flops = gemm_flops + attn_flops * (options.attention == AttentionKernel::Fused ? 1.0 : 0.5);
+  layer.forward_flops =
+      gemm_flops + attn_flops * (options.attention == AttentionKernel::Fused ? 1.0 : 0.5);
 
   double recompute_s = 0;
   switch (plan.recompute) {
-    case Recompute::None: break;
+    case Recompute::None:
+      break;
     case Recompute::Selective:
       recompute_s = options.selective == SelectiveRecompute::AttentionCore
                         ? attn_fwd_s
                         : elementwise_fwd_s + 0.5 * gemm_fwd_s;
       break;
-    case Recompute::Full: recompute_s = forward_s; break;
+    case Recompute::Full:
+      recompute_s = forward_s;
+      break;
   }
   layer.recompute_ns = seconds_to_ns(recompute_s);
 

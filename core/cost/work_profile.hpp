@@ -27,11 +27,11 @@ struct CollectiveCall {
 
 /// Work of one transformer layer for one micro-batch on one GPU.
 struct LayerWork {
-  TimeNs forward_ns = 0;    // compute only
-  TimeNs backward_ns = 0;   // input + weight gradients, compute only
-  TimeNs backward_input_ns = 0;   // input-gradient share of backward_ns (for zero-bubble)
-  TimeNs recompute_ns = 0;  // extra forward work under the plan's recompute mode
-  double forward_flops = 0; // model FLOPs on this GPU (no recompute)
+  TimeNs forward_ns = 0;         // compute only
+  TimeNs backward_ns = 0;        // input + weight gradients, compute only
+  TimeNs backward_input_ns = 0;  // input-gradient share of backward_ns (for zero-bubble)
+  TimeNs recompute_ns = 0;       // extra forward work under the plan's recompute mode
+  double forward_flops = 0;      // model FLOPs on this GPU (no recompute)
   /// Tensor-parallel collectives in the forward pass: all-reduces without
   /// sequence parallelism; with it the all-gathers, and the matching
   /// reduce-scatters are in tp_forward_scatter (count 0 without SP).
@@ -54,22 +54,22 @@ struct WorkProfile {
   LayerWork layer;
   TimeNs embedding_forward_ns = 0;  // first pipeline stage
   TimeNs embedding_backward_ns = 0;
-  TimeNs head_forward_ns = 0;       // last stage: output projection + loss
+  TimeNs head_forward_ns = 0;  // last stage: output projection + loss
   TimeNs head_backward_ns = 0;
   double head_forward_flops = 0;
   double pp_activation_bytes = 0;   // sent between consecutive stages per micro-batch
   double params_per_gpu_layer = 0;  // parameters of one layer held by one GPU (after tp)
   double params_per_gpu_embedding = 0;
-  double grad_bytes_per_param = 2;  // bytes of gradient reduced per parameter
-  double optimizer_s_per_param = 0;   // optimizer step seconds per parameter updated on a GPU
+  double grad_bytes_per_param = 2;   // bytes of gradient reduced per parameter
+  double optimizer_s_per_param = 0;  // optimizer step seconds per parameter updated on a GPU
 };
 
 /// Builds the profile. `seq_len` is the training sequence length. Uses the
 /// default CostOptions (flash attention, Megatron's selective recompute).
-WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device,
-                         const ParallelPlan& plan, int seq_len);
-WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device,
-                         const ParallelPlan& plan, int seq_len, const CostOptions& options);
+WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device, const ParallelPlan& plan,
+                         int seq_len);
+WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device, const ParallelPlan& plan,
+                         int seq_len, const CostOptions& options);
 
 /// Model FLOPs of one iteration (forward + backward, no recompute), the
 /// numerator of MFU: 6 x params x tokens plus attention, per Megatron's

@@ -66,7 +66,8 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
 }
 
 ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_dir) {
-  const std::vector<fs::path> dirs = {scenario_dir / "models", fs::path(PARASHIFT_DATA_DIR) / "models"};
+  const std::vector<fs::path> dirs = {scenario_dir / "models",
+                                      fs::path(PARASHIFT_DATA_DIR) / "models"};
   for (const auto& dir : dirs) {
     const fs::path file = dir / (name + ".yaml");
     if (!fs::exists(file)) continue;
@@ -174,7 +175,8 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
     throw InputError(name + ":" + std::to_string(e.mark.line + 1) + ":" +
                      std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
   }
-  if (!root || root.IsNull()) throw InputError(name + ": empty scenario (expected a map of fields)");
+  if (!root || root.IsNull())
+    throw InputError(name + ": empty scenario (expected a map of fields)");
   if (!root.IsMap()) throw InputError(name + ": expected a map of fields at the top level");
   apply_overrides(root, overrides);
   std::set<std::string> overridden;
@@ -198,10 +200,10 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
     s.topology_source = read_topology_source(cluster, dir);
     cluster.reject_unknown();
     try {
-      s.topology = s.topology_source.file.empty()
-                       ? topo::generate_topology(s.topology_source.generator,
-                                                 s.topology_source.params)
-                       : topo::load_topology(s.topology_source.file);
+      s.topology =
+          s.topology_source.file.empty()
+              ? topo::generate_topology(s.topology_source.generator, s.topology_source.params)
+              : topo::load_topology(s.topology_source.file);
     } catch (const topo::TopologyError& e) {
       cluster.fail("topology", e.what());
     }
@@ -220,8 +222,8 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
     }
     training.reject_unknown();
     if (s.training.precision == Precision::Fp8 && s.device.peak_fp8_flops_per_s <= 0) {
-      training.fail("precision", "fp8 needs a device with FP8 tensor cores; " + s.device.name +
-                                     " has none");
+      training.fail("precision",
+                    "fp8 needs a device with FP8 tensor cores; " + s.device.name + " has none");
     }
   }
 

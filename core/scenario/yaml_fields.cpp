@@ -66,8 +66,9 @@ YAML::Node YamlFields::scalar(const std::string& key, const char* expected) {
   read_.insert(key);
   const YAML::Node value = map_[key];
   if (!value || value.IsNull()) fail(key, std::string("missing; expected ") + expected);
-  if (!value.IsScalar()) fail(key, std::string("expected ") + expected + ", found a " +
-                                       (value.IsMap() ? "map" : "list"));
+  if (!value.IsScalar())
+    fail(key,
+         std::string("expected ") + expected + ", found a " + (value.IsMap() ? "map" : "list"));
   return value;
 }
 

@@ -11,7 +11,9 @@ namespace parashift::core {
 
 namespace {
 
-bool blank(const CsvRecord& r) { return r.fields.size() == 1 && r.fields[0].empty(); }
+bool blank(const CsvRecord& r) {
+  return r.fields.size() == 1 && r.fields[0].empty();
+}
 
 }  // namespace
 
@@ -61,7 +63,8 @@ CsvTable parse_csv(const std::string& text, const std::string& source) {
         ++line;
         end_record(line);
         break;
-      default: field.push_back(ch);
+      default:
+        field.push_back(ch);
     }
   }
   if (quoted) {

@@ -14,10 +14,36 @@ namespace parashift::core {
 namespace {
 
 enum Col : int {
-  kRowId, kSourceGroup, kModel, kArchNotes, kLayers, kHidden, kHeads, kKvHeads, kFfnHidden,
-  kSeqLen, kVocab, kGpuType, kNumGpus, kGpusPerNode, kTp, kPp, kDp, kCp, kVp, kMicroBatch,
-  kGlobalBatch, kRecompute, kSeqParallel, kPrecision, kSharding, kFramework, kNotes,
-  kReportedTime, kDerivedTime, kColumnCount
+  kRowId,
+  kSourceGroup,
+  kModel,
+  kArchNotes,
+  kLayers,
+  kHidden,
+  kHeads,
+  kKvHeads,
+  kFfnHidden,
+  kSeqLen,
+  kVocab,
+  kGpuType,
+  kNumGpus,
+  kGpusPerNode,
+  kTp,
+  kPp,
+  kDp,
+  kCp,
+  kVp,
+  kMicroBatch,
+  kGlobalBatch,
+  kRecompute,
+  kSeqParallel,
+  kPrecision,
+  kSharding,
+  kFramework,
+  kNotes,
+  kReportedTime,
+  kDerivedTime,
+  kColumnCount
 };
 
 struct ColumnName {
@@ -26,14 +52,35 @@ struct ColumnName {
 };
 
 constexpr std::array<ColumnName, kColumnCount> kColumns{{
-    {"row_id", true}, {"source_group", false}, {"model", false}, {"arch_notes", false},
-    {"layers", true}, {"hidden", true}, {"heads", true}, {"kv_heads", false},
-    {"ffn_hidden", false}, {"seq_len", true}, {"vocab", true}, {"gpu_type", true},
-    {"num_gpus", true}, {"gpus_per_node", false}, {"tp", true}, {"pp", true}, {"dp", false},
-    {"cp", false}, {"vp_interleave", false}, {"micro_batch", false},
-    {"global_batch_seqs", true}, {"act_recompute", false}, {"seq_parallel", false},
-    {"precision", false}, {"optimizer_sharding", false}, {"framework", false}, {"notes", false},
-    {"reported_iteration_time_s", true}, {"derived_iteration_time_s", false},
+    {"row_id", true},
+    {"source_group", false},
+    {"model", false},
+    {"arch_notes", false},
+    {"layers", true},
+    {"hidden", true},
+    {"heads", true},
+    {"kv_heads", false},
+    {"ffn_hidden", false},
+    {"seq_len", true},
+    {"vocab", true},
+    {"gpu_type", true},
+    {"num_gpus", true},
+    {"gpus_per_node", false},
+    {"tp", true},
+    {"pp", true},
+    {"dp", false},
+    {"cp", false},
+    {"vp_interleave", false},
+    {"micro_batch", false},
+    {"global_batch_seqs", true},
+    {"act_recompute", false},
+    {"seq_parallel", false},
+    {"precision", false},
+    {"optimizer_sharding", false},
+    {"framework", false},
+    {"notes", false},
+    {"reported_iteration_time_s", true},
+    {"derived_iteration_time_s", false},
 }};
 
 std::string lower(const std::string& text) {
@@ -101,11 +148,13 @@ ColumnIndex::ColumnIndex(const std::vector<std::string>& header, const std::stri
   for (std::size_t i = 0; i < header.size(); ++i) {
     const std::string name = trim(header[i]);
     for (int c = 0; c < kColumnCount; ++c) {
-      if (name == kColumns[static_cast<std::size_t>(c)].name) position[static_cast<std::size_t>(c)] = static_cast<int>(i);
+      if (name == kColumns[static_cast<std::size_t>(c)].name)
+        position[static_cast<std::size_t>(c)] = static_cast<int>(i);
     }
   }
   for (int c = 0; c < kColumnCount; ++c) {
-    if (kColumns[static_cast<std::size_t>(c)].required && position[static_cast<std::size_t>(c)] < 0) {
+    if (kColumns[static_cast<std::size_t>(c)].required &&
+        position[static_cast<std::size_t>(c)] < 0) {
       throw InputError(source + ":1: header lacks the column '" +
                        kColumns[static_cast<std::size_t>(c)].name + "'");
     }
@@ -398,7 +447,8 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
     } else if (auto r = recompute_from_text(recompute)) {
       p.recompute = *r;
     } else {
-      return unrecognised("act_recompute '" + recompute + "' not recognised (full, selective, none)");
+      return unrecognised("act_recompute '" + recompute +
+                          "' not recognised (full, selective, none)");
     }
     const std::string sp = row.text(kSeqParallel);
     if (sp.empty()) {

@@ -50,11 +50,15 @@ ValidationReport validate_csv_table(const CsvTable& table, const std::string& so
   for (const auto& record : table.records) {
     RowReading reading = read_published_run(columns, record, source);
     switch (reading.status) {
-      case RowStatus::Ok: report.rows.push_back(predict_run(reading.run)); break;
+      case RowStatus::Ok:
+        report.rows.push_back(predict_run(reading.run));
+        break;
       case RowStatus::Unrecognised:
         report.skipped.push_back(SkippedRow{reading.run.row_id, reading.reason});
         break;
-      case RowStatus::Malformed: report.malformed.push_back(reading.reason); break;
+      case RowStatus::Malformed:
+        report.malformed.push_back(reading.reason);
+        break;
     }
   }
   return report;

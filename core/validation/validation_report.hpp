@@ -31,9 +31,9 @@ struct GroupError {
 struct ValidationReport {
   std::string source;
   std::vector<RowPrediction> rows;
-  std::vector<SkippedRow> skipped;     // unrecognised device or setting
-  std::vector<std::string> malformed;  // bad numbers, wrong column counts
-  double mape_pct() const;             // over `rows`; 0 when empty
+  std::vector<SkippedRow> skipped;           // unrecognised device or setting
+  std::vector<std::string> malformed;        // bad numbers, wrong column counts
+  double mape_pct() const;                   // over `rows`; 0 when empty
   std::vector<GroupError> by_group() const;  // in first-seen order
 };
 

@@ -16,9 +16,9 @@ struct CudaDeviceInfo {
 
 struct CudaProbe {
   bool built_with_cuda = false;
-  int nccl_version = 0;            // NCCL_VERSION_CODE, 0 without NCCL
+  int nccl_version = 0;  // NCCL_VERSION_CODE, 0 without NCCL
   std::vector<CudaDeviceInfo> devices;
-  std::string note;                // why there are no devices, if there are none
+  std::string note;  // why there are no devices, if there are none
 };
 
 CudaProbe probe_cuda();

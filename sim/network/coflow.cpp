@@ -53,8 +53,8 @@ class ChainRun : public std::enable_shared_from_this<ChainRun> {
     flows_left_ = static_cast<int>(transfers_.size());
     auto self = shared_from_this();
     for (const Transfer& t : transfers_) {
-      parent_->network().start_flow(t.src, t.dst, t.bytes, [self] { self->flow_done(); },
-                                    parent_->flow_hash());
+      parent_->network().start_flow(
+          t.src, t.dst, t.bytes, [self] { self->flow_done(); }, parent_->flow_hash());
     }
   }
 

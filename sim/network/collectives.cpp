@@ -13,10 +13,14 @@ namespace parashift::sim {
 
 const char* to_string(CollectiveAlgorithm algorithm) {
   switch (algorithm) {
-    case CollectiveAlgorithm::Ring: return "ring";
-    case CollectiveAlgorithm::AllPairs: return "all_pairs";
-    case CollectiveAlgorithm::DoubleBinaryTree: return "double_binary_tree";
-    case CollectiveAlgorithm::Hierarchical: return "hierarchical";
+    case CollectiveAlgorithm::Ring:
+      return "ring";
+    case CollectiveAlgorithm::AllPairs:
+      return "all_pairs";
+    case CollectiveAlgorithm::DoubleBinaryTree:
+      return "double_binary_tree";
+    case CollectiveAlgorithm::Hierarchical:
+      return "hierarchical";
   }
   return "?";
 }
@@ -25,8 +29,8 @@ namespace {
 
 [[noreturn]] void fail(const CollectiveSpec& spec, const std::string& what) {
   throw std::invalid_argument(std::string("collective ") + core::to_string(spec.kind) + " (" +
-                              to_string(spec.algorithm) + ", " +
-                              std::to_string(spec.gpus.size()) + " GPUs): " + what);
+                              to_string(spec.algorithm) + ", " + std::to_string(spec.gpus.size()) +
+                              " GPUs): " + what);
 }
 
 // `rounds` rounds in which every member sends `bytes` to the member `shift`
@@ -38,7 +42,8 @@ Chain ring_chain(std::vector<int> members, int rounds, double bytes, int shift =
   return Chain{rounds, [members = std::move(members), n, bytes, shift, shift_step](
                            int round, std::vector<Transfer>& out) {
                  const int k = shift + round * shift_step;
-                 for (int i = 0; i < n; ++i) out.push_back({members[i], members[(i + k) % n], bytes});
+                 for (int i = 0; i < n; ++i)
+                   out.push_back({members[i], members[(i + k) % n], bytes});
                }};
 }
 
@@ -46,11 +51,15 @@ std::vector<Phase> ring_plan(const CollectiveSpec& spec) {
   const int n = static_cast<int>(spec.gpus.size());
   const double chunk = spec.bytes / n;
   switch (spec.kind) {
-    case core::CollectiveKind::AllReduce: return {{ring_chain(spec.gpus, 2 * (n - 1), chunk)}};
+    case core::CollectiveKind::AllReduce:
+      return {{ring_chain(spec.gpus, 2 * (n - 1), chunk)}};
     case core::CollectiveKind::ReduceScatter:
-    case core::CollectiveKind::AllGather: return {{ring_chain(spec.gpus, n - 1, chunk)}};
-    case core::CollectiveKind::AllToAll: return {{ring_chain(spec.gpus, n - 1, chunk, 1, 1)}};
-    case core::CollectiveKind::SendRecv: break;
+    case core::CollectiveKind::AllGather:
+      return {{ring_chain(spec.gpus, n - 1, chunk)}};
+    case core::CollectiveKind::AllToAll:
+      return {{ring_chain(spec.gpus, n - 1, chunk, 1, 1)}};
+    case core::CollectiveKind::SendRecv:
+      break;
   }
   return {};
 }
@@ -139,9 +148,11 @@ void validate(const CollectiveSpec& spec) {
     return;
   }
   switch (spec.algorithm) {
-    case CollectiveAlgorithm::Ring: return;
+    case CollectiveAlgorithm::Ring:
+      return;
     case CollectiveAlgorithm::AllPairs:
-      if (spec.kind != core::CollectiveKind::AllToAll) fail(spec, "all_pairs is for all_to_all only");
+      if (spec.kind != core::CollectiveKind::AllToAll)
+        fail(spec, "all_pairs is for all_to_all only");
       return;
     case CollectiveAlgorithm::DoubleBinaryTree:
       if (!all_reduce) fail(spec, "double_binary_tree is for all_reduce only");
@@ -174,10 +185,18 @@ void run_collective(FlowNetwork& network, const CollectiveSpec& spec,
                        }}}};
     } else {
       switch (spec.algorithm) {
-        case CollectiveAlgorithm::Ring: phases = ring_plan(spec); break;
-        case CollectiveAlgorithm::AllPairs: phases = all_pairs_plan(spec); break;
-        case CollectiveAlgorithm::DoubleBinaryTree: phases = double_tree_plan(spec); break;
-        case CollectiveAlgorithm::Hierarchical: phases = hierarchical_plan(spec); break;
+        case CollectiveAlgorithm::Ring:
+          phases = ring_plan(spec);
+          break;
+        case CollectiveAlgorithm::AllPairs:
+          phases = all_pairs_plan(spec);
+          break;
+        case CollectiveAlgorithm::DoubleBinaryTree:
+          phases = double_tree_plan(spec);
+          break;
+        case CollectiveAlgorithm::Hierarchical:
+          phases = hierarchical_plan(spec);
+          break;
       }
     }
   }

@@ -50,10 +50,10 @@ struct CollectiveSpec {
   core::CollectiveKind kind = core::CollectiveKind::AllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
   double bytes = 0;
-  std::vector<int> gpus;       // ranks in ring / tree order (GPU indices)
-  int gpus_per_host = 0;       // Hierarchical: ranks per host, divides gpus.size()
-  int pipeline_chunks = 8;     // DoubleBinaryTree: chunks per tree, >= 1
-  std::uint64_t flow_hash = 0; // ECMP hash for all of the collective's flows
+  std::vector<int> gpus;        // ranks in ring / tree order (GPU indices)
+  int gpus_per_host = 0;        // Hierarchical: ranks per host, divides gpus.size()
+  int pipeline_chunks = 8;      // DoubleBinaryTree: chunks per tree, >= 1
+  std::uint64_t flow_hash = 0;  // ECMP hash for all of the collective's flows
 };
 
 /// Starts the collective now; `on_done(t_ns)` runs when its last flow has

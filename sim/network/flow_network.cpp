@@ -43,7 +43,9 @@ FlowNetwork::FlowNetwork(Kernel& kernel, const topo::Topology& topology)
   }
 }
 
-FlowNetwork::~FlowNetwork() { kernel_->cancel(update_event_); }
+FlowNetwork::~FlowNetwork() {
+  kernel_->cancel(update_event_);
+}
 
 FlowId FlowNetwork::start_flow(int gpu_src, int gpu_dst, double bytes,
                                std::function<void()> on_done, std::uint64_t flow_hash) {
@@ -56,7 +58,8 @@ FlowId FlowNetwork::start_flow(int gpu_src, int gpu_dst, double bytes,
   ++stats_.flows_started;
   if (gpu_src == gpu_dst || bytes <= 0) {
     ++stats_.flows_finished;
-    const TimeNs latency_ns = gpu_src == gpu_dst ? 0 : route(gpu_src, gpu_dst, flow_hash).latency_ns;
+    const TimeNs latency_ns =
+        gpu_src == gpu_dst ? 0 : route(gpu_src, gpu_dst, flow_hash).latency_ns;
     if (on_done) kernel_->schedule_in(latency_ns, std::move(on_done));
     return FlowId{};
   }

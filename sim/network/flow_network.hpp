@@ -119,14 +119,15 @@ class FlowNetwork {
   };
   struct RouteKeyHash {
     std::size_t operator()(const RouteKey& k) const {
-      const std::uint64_t pair = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 32) |
-                                 static_cast<std::uint32_t>(k.dst);
+      const std::uint64_t pair =
+          (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 32) |
+          static_cast<std::uint32_t>(k.dst);
       return std::hash<std::uint64_t>{}(pair ^ (k.hash * 0x9e3779b97f4a7c15ULL));
     }
   };
   struct Flow {
     std::span<const topo::LinkId> links;  // into routes_ (node-based: stable)
-    std::vector<std::uint32_t> pos;  // index of this flow in links_[links[i]].flows
+    std::vector<std::uint32_t> pos;       // index of this flow in links_[links[i]].flows
     std::function<void()> on_done;
     double remaining_bytes = 0;  // as of last_update_ns
     double rate_Bps = 0;

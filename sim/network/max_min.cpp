@@ -42,8 +42,7 @@ void push(MaxMinScratch& s, int link) {
 
 }  // namespace
 
-void solve_max_min(const MaxMinProblem& problem, std::vector<double>& rates_Bps,
-                   MaxMinScratch& s) {
+void solve_max_min(const MaxMinProblem& problem, std::vector<double>& rates_Bps, MaxMinScratch& s) {
   const int links = problem.link_count();
   const int flows = problem.flow_count();
   rates_Bps.assign(static_cast<std::size_t>(flows), 0.0);

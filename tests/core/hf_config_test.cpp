@@ -7,8 +7,8 @@
 using namespace parashift::core;
 
 TEST_CASE("a Llama-3 config.json becomes the Llama-3 8B preset's shape") {
-  const ModelSpec m = load_hf_config(std::string(PARASHIFT_SOURCE_DIR) +
-                                     "/tests/core/data/llama3-8b-config.json");
+  const ModelSpec m =
+      load_hf_config(std::string(PARASHIFT_SOURCE_DIR) + "/tests/core/data/llama3-8b-config.json");
   CHECK(m.name == "meta-llama/Meta-Llama-3-8B");
   CHECK(m.layers == 32);
   CHECK(m.hidden == 4096);

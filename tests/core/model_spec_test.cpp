@@ -1,13 +1,15 @@
 #include <doctest/doctest.h>
 
 #include "core/input_error.hpp"
-#include "cost/test_models.hpp"
 #include "core/model_spec.hpp"
+#include "cost/test_models.hpp"
 
 using namespace parashift::core;
 
 namespace {
-ModelSpec gpt3() { return test::gpt3_175b(); }
+ModelSpec gpt3() {
+  return test::gpt3_175b();
+}
 }  // namespace
 
 TEST_CASE("GPT-3 175B parameter count") {

@@ -1,14 +1,16 @@
 #include <doctest/doctest.h>
 
 #include "core/input_error.hpp"
-#include "cost/test_models.hpp"
 #include "core/parallel_plan.hpp"
 #include "core/rank_layout.hpp"
+#include "cost/test_models.hpp"
 
 using namespace parashift::core;
 
 namespace {
-ModelSpec gpt3() { return test::gpt3_175b(); }
+ModelSpec gpt3() {
+  return test::gpt3_175b();
+}
 ParallelPlan plan_8x8x16() {
   ParallelPlan p;
   p.tp = 8;
@@ -61,8 +63,8 @@ TEST_CASE("impossible plans are refused with the field named") {
 }
 
 TEST_CASE("enum names round-trip and bad names list the choices") {
-  for (auto s : {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved1F1B,
-                 Schedule::ZeroBubbleH1}) {
+  for (auto s :
+       {Schedule::GPipe, Schedule::OneFOneB, Schedule::Interleaved1F1B, Schedule::ZeroBubbleH1}) {
     CHECK(parse_schedule(to_string(s)) == s);
   }
   CHECK_THROWS_WITH_AS(parse_recompute("some"),

@@ -15,7 +15,9 @@ const std::string kData = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data
 
 using Result = parashift::test::CliResult;
 
-Result cli(std::vector<std::string> args) { return parashift::test::run_parashift(std::move(args)); }
+Result cli(std::vector<std::string> args) {
+  return parashift::test::run_parashift(std::move(args));
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -72,7 +74,8 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
   };
   const std::vector<Case> cases = {
       {{"simulate", kData + "missing.yaml"}, "missing.yaml: cannot open scenario file"},
-      {{"simulate", kData + "malformed.yaml"}, "malformed.yaml:4:9: malformed YAML: end of sequence flow not found"},
+      {{"simulate", kData + "malformed.yaml"},
+       "malformed.yaml:4:9: malformed YAML: end of sequence flow not found"},
       {{"simulate", kData + "unknown_field.yaml"},
        "unknown_field.yaml:12:3: plan.tpp: unknown field (expected one of:"},
       {{"simulate", kData + "wrong_type.yaml"},

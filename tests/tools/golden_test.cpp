@@ -31,13 +31,13 @@ TEST_CASE("golden: default scenario JSON is unchanged") {
   std::ostringstream out, err;
   REQUIRE(parashift::tools::run_cli(5, argv, out, err) == 0);
   if (const char* update = std::getenv("PARASHIFT_UPDATE_GOLDEN"); update && *update == '1') {
-    std::filesystem::copy_file(produced, golden,
-                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(produced, golden, std::filesystem::copy_options::overwrite_existing);
     MESSAGE("golden file regenerated: " << golden);
   }
   const std::string expected = slurp(golden);
   REQUIRE_MESSAGE(!expected.empty(), "missing golden file " << golden);
   CHECK_MESSAGE(slurp(produced) == expected,
-                "default scenario output changed; diff " << produced << " " << golden
+                "default scenario output changed; diff "
+                    << produced << " " << golden
                     << " and regenerate with PARASHIFT_UPDATE_GOLDEN=1 if intended");
 }

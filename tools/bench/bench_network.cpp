@@ -29,8 +29,9 @@ void report(benchmark::State& state, const sim::Kernel& k, const sim::FlowNetwor
   state.counters["events"] = static_cast<double>(k.executed());
   state.counters["flows"] = static_cast<double>(net.stats().flows_started);
   state.counters["solves"] = static_cast<double>(net.stats().recomputations);
-  state.counters["rerated/solve"] = static_cast<double>(net.stats().flows_rerated) /
-                                    static_cast<double>(std::max<std::uint64_t>(1, net.stats().recomputations));
+  state.counters["rerated/solve"] =
+      static_cast<double>(net.stats().flows_rerated) /
+      static_cast<double>(std::max<std::uint64_t>(1, net.stats().recomputations));
   state.counters["sim_ms"] = static_cast<double>(k.now()) * 1e-6;
 }
 
@@ -45,8 +46,8 @@ void BM_RingAllReduce128(benchmark::State& state) {
   for (auto _ : state) {
     sim::Kernel k;
     sim::FlowNetwork net(k, t);
-    sim::run_collective(net, {core::CollectiveKind::AllReduce, sim::CollectiveAlgorithm::Ring, 1e9, gpus},
-                        {});
+    sim::run_collective(
+        net, {core::CollectiveKind::AllReduce, sim::CollectiveAlgorithm::Ring, 1e9, gpus}, {});
     k.run();
     events += k.executed();
     report(state, k, net, events);
@@ -73,7 +74,9 @@ void BM_ConcurrentFlows(benchmark::State& state) {
     sim::Kernel k;
     sim::FlowNetwork net(k, t);
     std::uint64_t hash = 0;
-    for (const auto& [a, b, bytes] : pairs) net.start_flow(a, b, bytes, [] {}, hash++);
+    for (const auto& [a, b, bytes] : pairs)
+      net.start_flow(
+          a, b, bytes, [] {}, hash++);
     k.run();
     events += k.executed();
     report(state, k, net, events);

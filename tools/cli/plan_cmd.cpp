@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/plan_json.hpp"
 #include "core/planner/plan_compare.hpp"
 #include "core/planner/plan_pins.hpp"
 #include "core/planner/planner.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
-#include "core/plan_json.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 

@@ -37,8 +37,9 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
 void add_simulate_command(CLI::App& app, CliContext& ctx) {
   auto opts = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "simulate", "Simulate one scenario on its cluster and print iteration time, throughput, "
-                  "MFU, bubble, exposed communication and peak memory");
+      "simulate",
+      "Simulate one scenario on its cluster and print iteration time, throughput, "
+      "MFU, bubble, exposed communication and peak memory");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML file")->required();
   cmd->add_option("--json", opts->json_path, "Also write the summary as JSON to FILE")
       ->type_name("FILE");

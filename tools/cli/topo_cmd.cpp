@@ -64,16 +64,22 @@ void describe(std::ostream& out, const topo::Topology& t, const std::string& sou
 void add_topo_command(CLI::App& app, CliContext& ctx) {
   auto opts = std::make_shared<TopoOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "topo", "Build a topology from a file (.dot, .graphml) or a generator, describe it, and "
-              "optionally write it as Graphviz DOT");
-  cmd->add_option("source", opts->source,
-                  "Topology file, or a generator name (" + [] {
-                    std::string names;
-                    for (const auto& n : topo::generator_names()) names += (names.empty() ? "" : ", ") + n;
-                    return names;
-                  }() + ")")
+      "topo",
+      "Build a topology from a file (.dot, .graphml) or a generator, describe it, and "
+      "optionally write it as Graphviz DOT");
+  cmd->add_option(
+         "source", opts->source,
+         "Topology file, or a generator name (" +
+             [] {
+               std::string names;
+               for (const auto& n : topo::generator_names())
+                 names += (names.empty() ? "" : ", ") + n;
+               return names;
+             }() +
+             ")")
       ->required();
-  cmd->add_option("--param", opts->params, "Generator parameter, e.g. --param nodes=16 (repeatable)")
+  cmd->add_option("--param", opts->params,
+                  "Generator parameter, e.g. --param nodes=16 (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   cmd->add_option("--dot", opts->dot_path, "Write the topology as DOT to FILE ('-' for stdout)")

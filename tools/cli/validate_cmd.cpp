@@ -82,12 +82,14 @@ nlohmann::json to_json(const core::ValidationReport& report) {
                     {"memory_gib", e.memory.total_bytes() / core::gib(1)}});
   }
   json skipped = json::array();
-  for (const auto& s : report.skipped) skipped.push_back({{"row_id", s.row_id}, {"reason", s.reason}});
+  for (const auto& s : report.skipped)
+    skipped.push_back({{"row_id", s.row_id}, {"reason", s.reason}});
   json groups = json::array();
   for (const auto& g : report.by_group()) {
-    groups.push_back({{"source_group", g.source_group}, {"rows", g.rows}, {"mape_pct", g.mape_pct}});
+    groups.push_back(
+        {{"source_group", g.source_group}, {"rows", g.rows}, {"mape_pct", g.mape_pct}});
   }
-  return {{"source", report.source}, {"rows", rows},         {"skipped", skipped},
+  return {{"source", report.source},       {"rows", rows},     {"skipped", skipped},
           {"malformed", report.malformed}, {"groups", groups}, {"mape_pct", report.mape_pct()}};
 }
 
@@ -114,7 +116,8 @@ void add_validate_command(CLI::App& app, CliContext& ctx) {
   auto csv_path = std::make_shared<std::string>();
   auto json_path = std::make_shared<std::string>();
   cmd->add_option("csv", *csv_path, "CSV of published runs")->required();
-  cmd->add_option("--json", *json_path, "also write one JSON object per row (and the MAPE) to FILE");
+  cmd->add_option("--json", *json_path,
+                  "also write one JSON object per row (and the MAPE) to FILE");
   cmd->callback([&ctx, csv_path, json_path] { run_validate(*csv_path, *json_path, ctx); });
 }
 

@@ -32,8 +32,9 @@ TEST_CASE("estimate: pipeline bubble (p-1)(t_f+t_b), divided by v when interleav
   ParallelPlan p = plan_175b();
   const IterationEstimate plain = run(p);
   // 1F1B: bubble = (p-1)/m of the steady state = 7/64.
-  const double steady = static_cast<double>(plain.forward_ns + plain.backward_ns +
-                                            plain.recompute_ns + plain.tp_comm_ns + plain.cp_comm_ns);
+  const double steady =
+      static_cast<double>(plain.forward_ns + plain.backward_ns + plain.recompute_ns +
+                          plain.tp_comm_ns + plain.cp_comm_ns);
   CHECK(static_cast<double>(plain.bubble_ns) == doctest::Approx(steady * 7.0 / 64.0).epsilon(0.01));
   p.schedule = Schedule::Interleaved1F1B;
   p.virtual_stages = 3;  // 96 layers / 24 chunks = 4 each, same stage load

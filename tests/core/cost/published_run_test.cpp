@@ -129,7 +129,8 @@ TEST_CASE("malformed rows are named by file and line; the rest is still processe
   const std::string bad_plan =
       "PLAN,G,GPT,GPT-3 style,24,2048,16,16,8192,2048,51200,A100-SXM4-80GB,8,8,3,1,8,1,,1,64,,no,"
       "BF16,none,Megatron-LM,,1.0,\n";
-  const std::string csv = std::string(kHeader) + good + bad_number + short_row + unknown_gpu + bad_plan;
+  const std::string csv =
+      std::string(kHeader) + good + bad_number + short_row + unknown_gpu + bad_plan;
   const ValidationReport r = validate_csv_table(parse_csv(csv, "m.csv"), "m.csv");
   CHECK(r.rows.size() == 1);
   REQUIRE(r.malformed.size() == 2);

@@ -17,7 +17,9 @@ const std::string kScenario =
 
 using Result = parashift::test::CliResult;
 
-Result cli(std::vector<std::string> args) { return parashift::test::run_parashift(std::move(args)); }
+Result cli(std::vector<std::string> args) {
+  return parashift::test::run_parashift(std::move(args));
+}
 
 int count(const std::string& text, const std::string& what) {
   int n = 0;

@@ -3,11 +3,11 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "../test_topologies.hpp"
 #include "network_topologies.hpp"
 #include "sim/collective.hpp"
 #include "sim/network/collectives.hpp"
 #include "sim/network/double_tree.hpp"
-#include "../test_topologies.hpp"
 
 using namespace parashift;
 using core::CollectiveKind;
@@ -56,8 +56,8 @@ TEST_CASE("ring all-reduce on a star with a slow GPU: the slowest neighbour sets
   t.set_link_bandwidth(test::uplink(t, 2), 50e9);
   const sim::PathModel paths(t);
   // Round time: 250 MB / 50 GB/s = 5 ms + 2 us, 6 rounds (as ring_collective_ns).
-  const TimeNs flow = run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9,
-                                    iota(4)});
+  const TimeNs flow =
+      run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9, iota(4)});
   CHECK(flow == 6 * 5'002'000);
   CHECK(flow == sim::ring_collective_ns(paths, CollectiveKind::AllReduce, 1e9, iota(4)));
 }
@@ -87,7 +87,8 @@ TEST_CASE("two all-reduces over one oversubscribed uplink take twice as long") {
   k.run();
   CHECK(done_a == 2 * 10'003'000);
   CHECK(done_b == 2 * 10'003'000);
-  CHECK(static_cast<double>(done_a) / static_cast<double>(alone) == doctest::Approx(2.0).epsilon(0.001));
+  CHECK(static_cast<double>(done_a) / static_cast<double>(alone) ==
+        doctest::Approx(2.0).epsilon(0.001));
 }
 
 TEST_CASE("hierarchical beats ring all-reduce on 2 DGX H100 nodes") {
@@ -102,8 +103,8 @@ TEST_CASE("hierarchical beats ring all-reduce on 2 DGX H100 nodes") {
   // Ring over GPUs 0..15: 30 rounds of 1.6 GB / 16 = 100 MB. Every round has
   // two cross-node flows (7 -> 8, 15 -> 0) at 50 GB/s through different
   // NICs and spines: 2 ms + 3.2 us; the NVLink flows finish long before.
-  const TimeNs ring = run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, bytes,
-                                    iota(16)});
+  const TimeNs ring =
+      run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, bytes, iota(16)});
   CHECK(ring == 30 * 2'003'200);
 
   // Hierarchical, 8 GPUs per host:
@@ -140,8 +141,8 @@ TEST_CASE("double binary tree: NCCL's trees") {
 
 TEST_CASE("double binary tree all-reduce of 2 ranks: bytes / bandwidth + (chunks + 1) latencies") {
   const auto t = test::star(2, 100e9, 1'000);
-  sim::CollectiveSpec spec{CollectiveKind::AllReduce, CollectiveAlgorithm::DoubleBinaryTree, 1e9,
-                           {0, 1}};
+  sim::CollectiveSpec spec{
+      CollectiveKind::AllReduce, CollectiveAlgorithm::DoubleBinaryTree, 1e9, {0, 1}};
   spec.pipeline_chunks = 8;
   // Trees: 0 <- 1 and 1 <- 0, height 1: 8 + 2 - 1 = 9 rounds of 62.5 MB
   // chunks (0.5 GB per tree / 8). Round 0 (up only) and round 8 (down only):
@@ -169,8 +170,8 @@ TEST_CASE("double binary tree all-reduce on 8 ranks: between its bandwidth bound
   // Ring: 14 rounds of 1 GB at 100 GB/s, 10 ms + 2 us: bandwidth-optimal
   // (2(n-1)/n x 8 GB per uplink = 14 GB). On a flat star a binary tree's
   // inner ranks send twice, so the ring wins; the tree wins on latency only.
-  const TimeNs ring = run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 8e9,
-                                    iota(8)});
+  const TimeNs ring =
+      run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 8e9, iota(8)});
   CHECK(ring == 14 * 10'002'000);
   CHECK(tree > ring);
 }
@@ -180,12 +181,12 @@ TEST_CASE("double binary tree beats ring on latency for small messages") {
   // the tree (height 6) with 1 chunk pays 1 + 12 - 1 = 12 rounds (24 us),
   // while its bandwidth terms are tiny (32 KB / 100 GB/s = 0.33 us per flow).
   const auto t = test::star(64, 100e9, 1'000);
-  sim::CollectiveSpec spec{CollectiveKind::AllReduce, CollectiveAlgorithm::DoubleBinaryTree,
-                           65536, iota(64)};
+  sim::CollectiveSpec spec{CollectiveKind::AllReduce, CollectiveAlgorithm::DoubleBinaryTree, 65536,
+                           iota(64)};
   spec.pipeline_chunks = 1;
   const TimeNs tree = run_alone(t, spec);
-  const TimeNs ring = run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 65536,
-                                    iota(64)});
+  const TimeNs ring =
+      run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 65536, iota(64)});
   CHECK(ring > 252'000);
   CHECK(tree < 40'000);
 }
@@ -199,7 +200,8 @@ TEST_CASE("all-to-all: rounds of shifted pairs vs all pairs at once") {
   const sim::CollectiveSpec ring{CollectiveKind::AllToAll, CollectiveAlgorithm::Ring, 1.2e9,
                                  iota(4)};
   CHECK(run_alone(t, ring) == 3 * 3'002'000);
-  CHECK(run_alone(t, ring) == sim::ring_collective_ns(paths, CollectiveKind::AllToAll, 1.2e9, iota(4)));
+  CHECK(run_alone(t, ring) ==
+        sim::ring_collective_ns(paths, CollectiveKind::AllToAll, 1.2e9, iota(4)));
   // All pairs: 12 flows; every uplink and downlink carries 3 -> 33.3 GB/s each;
   // 300 MB / 33.3 GB/s = 9 ms, latency paid once: 9 ms + 2 us.
   const sim::CollectiveSpec pairs{CollectiveKind::AllToAll, CollectiveAlgorithm::AllPairs, 1.2e9,
@@ -221,12 +223,13 @@ TEST_CASE("empty collectives finish at once; bad specs throw") {
   sim::Kernel k;
   sim::FlowNetwork net(k, t);
   const auto run = [&](sim::CollectiveSpec spec) { sim::run_collective(net, spec, {}); };
-  sim::CollectiveSpec hier{CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 1e9, iota(4)};
+  sim::CollectiveSpec hier{CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 1e9,
+                           iota(4)};
   hier.gpus_per_host = 3;
   CHECK_THROWS_AS(run(hier), std::invalid_argument);
-  CHECK_THROWS_AS(run({CollectiveKind::ReduceScatter, CollectiveAlgorithm::DoubleBinaryTree, 1e9,
-                       iota(4)}),
-                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      run({CollectiveKind::ReduceScatter, CollectiveAlgorithm::DoubleBinaryTree, 1e9, iota(4)}),
+      std::invalid_argument);
   CHECK_THROWS_AS(run({CollectiveKind::AllReduce, CollectiveAlgorithm::AllPairs, 1e9, iota(4)}),
                   std::invalid_argument);
   CHECK_THROWS_AS(run({CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9, {0, 1, 0}}),
@@ -241,7 +244,8 @@ TEST_CASE("nccl-tests algbw and busbw") {
   // all-reduce x 2(n-1)/n: n = 8 -> 1.75 -> 175 GB/s.
   CHECK(sim::busbw_Bps(CollectiveKind::AllReduce, 8, 1e9, 10'000'000) == doctest::Approx(175e9));
   // reduce-scatter, all-gather, all-to-all x (n-1)/n: 87.5 GB/s.
-  CHECK(sim::busbw_Bps(CollectiveKind::ReduceScatter, 8, 1e9, 10'000'000) == doctest::Approx(87.5e9));
+  CHECK(sim::busbw_Bps(CollectiveKind::ReduceScatter, 8, 1e9, 10'000'000) ==
+        doctest::Approx(87.5e9));
   CHECK(sim::busbw_Bps(CollectiveKind::AllGather, 8, 1e9, 10'000'000) == doctest::Approx(87.5e9));
   CHECK(sim::busbw_Bps(CollectiveKind::AllToAll, 8, 1e9, 10'000'000) == doctest::Approx(87.5e9));
   // send/recv x 1.
@@ -249,6 +253,8 @@ TEST_CASE("nccl-tests algbw and busbw") {
   // A ring all-reduce alone on a 100 GB/s star reaches the link rate in busbw:
   // 4 ranks, 1 GB, 15.012 ms -> algbw 66.61 GB/s x 1.5 = 99.92 GB/s.
   const auto t = test::star(4, 100e9, 1'000);
-  const TimeNs d = run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9, iota(4)});
-  CHECK(sim::busbw_Bps(CollectiveKind::AllReduce, 4, 1e9, d) == doctest::Approx(99.92e9).epsilon(1e-4));
+  const TimeNs d =
+      run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9, iota(4)});
+  CHECK(sim::busbw_Bps(CollectiveKind::AllReduce, 4, 1e9, d) ==
+        doctest::Approx(99.92e9).epsilon(1e-4));
 }

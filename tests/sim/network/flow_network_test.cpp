@@ -5,10 +5,10 @@
 #include <random>
 #include <stdexcept>
 
+#include "../test_topologies.hpp"
 #include "network_topologies.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/path_model.hpp"
-#include "../test_topologies.hpp"
 
 using namespace parashift;
 using sim::TimeNs;
@@ -222,7 +222,9 @@ TEST_CASE("random flows on a fat-tree: max-min optimal at every check, bytes con
       if (a == b) b = (b + 1) % t.gpu_count();
       const double bytes = size(rng);
       const auto hash = static_cast<std::uint64_t>(i);
-      flows.push_back({net.start_flow(a, b, bytes, [&] { ++finished; }, hash), t.route(a, b, hash)});
+      flows.push_back({net.start_flow(
+                           a, b, bytes, [&] { ++finished; }, hash),
+                       t.route(a, b, hash)});
       expected_link_bytes += bytes * static_cast<double>(flows.back().route.size());
     });
   }
@@ -245,7 +247,8 @@ TEST_CASE("random flows on a fat-tree: max-min optimal at every check, bytes con
       bool bottlenecked = false;
       for (const auto l : f.route) {
         CHECK(load[l] <= net.link_bandwidth_Bps(l) * (1 + 1e-9));
-        bottlenecked |= load[l] >= net.link_bandwidth_Bps(l) * (1 - 1e-9) && rate >= top[l] * (1 - 1e-9);
+        bottlenecked |=
+            load[l] >= net.link_bandwidth_Bps(l) * (1 - 1e-9) && rate >= top[l] * (1 - 1e-9);
       }
       CHECK(bottlenecked);
     }

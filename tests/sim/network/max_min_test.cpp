@@ -49,9 +49,9 @@ TEST_CASE("max-min: parking lot") {
 
 TEST_CASE("max-min: two levels of bottleneck") {
   sim::MaxMinProblem p;
-  const int a = p.add_link(12);  // F0, F1, F2
-  const int b = p.add_link(4);   // F2, F3
-  const int c = p.add_link(30);  // F0, F4
+  const int a = p.add_link(12);        // F0, F1, F2
+  const int b = p.add_link(4);         // F2, F3
+  const int c = p.add_link(30);        // F0, F4
   p.add_flow(std::vector<int>{a, c});  // F0
   p.add_flow(std::vector<int>{a});     // F1
   p.add_flow(std::vector<int>{a, b});  // F2
