@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <deque>
+#include <memory>
 
 #include "core/cost/memory.hpp"
 #include "core/rank_layout.hpp"
 #include "sim/collective.hpp"
 #include "sim/kernel.hpp"
+#include "sim/network/flow_network.hpp"
+#include "sim/network/ring_coflow.hpp"
+#include "sim/trace.hpp"
 #include "sim/schedule.hpp"
 
 namespace parashift::sim {
@@ -71,13 +76,21 @@ struct Worker {
   WorkerStats stats;
 };
 
+struct Bucket {
+  TimeNs ready_ns = 0;
+  double bytes = 0;  // per GPU
+};
+
 struct DpGroup {
-  std::vector<int> members;    // worker indices
-  std::vector<int> ring_gpus;  // tp rank 0 of each member
-  std::vector<int> reported;   // per chunk: members that started their last backward
+  int index = 0;
+  std::vector<int> members;                // worker indices
+  std::vector<std::vector<int>> tp_rings;  // per tensor-parallel rank: its data-parallel ring
+  std::vector<int> reported;               // per chunk: members that started their last backward
   std::vector<std::vector<TimeNs>> bucket_ready;  // per chunk, per bucket: max over members
-  int chunks_done = 0;
-  TimeNs stream_free_ns = 0;
+  int chunks_queued = 0;
+  std::deque<Bucket> queue;  // buckets waiting for the group's communication stream
+  bool streaming = false;  // a bucket's collective is running
+  bool waiting = false;    // a wake-up for the front bucket is scheduled
   TimeNs busy_ns = 0;
 };
 
@@ -94,6 +107,14 @@ class IterationSim {
                   : in.layers_per_virtual_stage;
     assert(static_cast<int>(layers_.size()) == virtual_stages_);
     layer_activation_bytes_ = core::layer_activation_bytes(*in.model, plan_, in.seq_len);
+    if (in.network == NetworkModel::MaxMin) {
+      network_ = std::make_unique<FlowNetwork>(kernel_, paths_.topology());
+      if (in.trace != nullptr) {
+        network_->set_busy_observer([trace = in.trace](topo::LinkId link, TimeNs a, TimeNs b) {
+          trace->link_busy(link, a, b);
+        });
+      }
+    }
     build_workers();
     build_dp_groups();
   }
@@ -163,9 +184,11 @@ class IterationSim {
     for (int s = 0; s < stages_; ++s) {
       for (int c = 0; c < plan_.cp; ++c) {
         DpGroup& g = groups_[c + plan_.cp * s];
+        g.index = c + plan_.cp * s;
+        g.tp_rings.resize(plan_.tp);
         for (int d = 0; d < plan_.dp; ++d) {
           g.members.push_back(worker_index(s, d, c));
-          g.ring_gpus.push_back(layout_.rank({0, c, d, s}));
+          for (int t = 0; t < plan_.tp; ++t) g.tp_rings[t].push_back(layout_.rank({t, c, d, s}));
         }
         g.reported.assign(v_, 0);
         g.bucket_ready.assign(v_, {});
@@ -228,6 +251,7 @@ class IterationSim {
     } else if (--w.backward_left[op.chunk] == 0) {
       report_last_backward(wi, op.chunk, kernel_.now(), total_ns);
     }
+    if (in_.trace != nullptr) in_.trace->pass(wi, op, kernel_.now(), total_ns);
     kernel_.schedule_in(total_ns, [this, wi, op] { finish(wi, op); });
   }
 
@@ -285,26 +309,64 @@ class IterationSim {
       ready[b] = std::max(ready[b], t);
     }
     if (++g.reported[chunk] < plan_.dp) return;
-    // Every member has its buckets scheduled: reduce them in order on the group's stream.
+    // Every member has its buckets timed: queue them on the group's stream.
+    const double bucket_bytes = chunk_params / buckets * profile_.grad_bytes_per_param;
+    for (int b = 0; b < buckets; ++b) g.queue.push_back({ready[b], bucket_bytes});
+    ++g.chunks_queued;
+    pump(g);
+  }
+
+  // Starts the group's next bucket when the stream is free and the bucket is
+  // ready; after the last bucket of the last chunk, the members step.
+  void pump(DpGroup& g) {
+    if (g.streaming || g.waiting) return;
+    if (g.queue.empty()) {
+      if (g.chunks_queued == v_) sync_done(g);
+      return;
+    }
+    const Bucket bucket = g.queue.front();
+    if (bucket.ready_ns > kernel_.now()) {
+      g.waiting = true;
+      kernel_.schedule_at(bucket.ready_ns, [this, &g] {
+        g.waiting = false;
+        pump(g);
+      });
+      return;
+    }
+    g.queue.pop_front();
+    g.streaming = true;
+    const TimeNs start = kernel_.now();
     const CollectiveKind kind = plan_.optimizer_sharding == OptimizerSharding::None
                                     ? CollectiveKind::AllReduce
                                     : CollectiveKind::ReduceScatter;
-    const double bucket_bytes = chunk_params / buckets * profile_.grad_bytes_per_param;
-    const TimeNs per_bucket = ring_collective_ns(paths_, kind, bucket_bytes, g.ring_gpus);
-    for (int b = 0; b < buckets; ++b) {
-      const TimeNs start = std::max(ready[b], g.stream_free_ns);
-      g.stream_free_ns = start + per_bucket;
-      g.busy_ns += per_bucket;
-    }
-    if (++g.chunks_done < v_) return;
-    const TimeNs done = g.stream_free_ns;
-    kernel_.schedule_at(done, [this, &g, done] {
-      for (int member : g.members) {
-        Worker& m = workers_[member];
-        m.sync_done_ns = done;
-        if (m.next == m.ops.size() && !m.busy) start_optimizer(member, done);
+    auto done = [this, &g, start](TimeNs end) {
+      g.busy_ns += end - start;
+      if (in_.trace != nullptr) in_.trace->collective(g.index, start, end - start);
+      g.streaming = false;
+      pump(g);
+    };
+    if (network_) {
+      // One ring per tensor-parallel rank, all at once: shared links see all of them.
+      auto left = std::make_shared<int>(plan_.tp);
+      for (int t = 0; t < plan_.tp; ++t) {
+        start_ring_coflow(*network_, kind, bucket.bytes, g.tp_rings[t],
+                          static_cast<std::uint64_t>(g.index), [left, done](TimeNs end) {
+                            if (--*left == 0) done(end);
+                          });
       }
-    });
+    } else {
+      const TimeNs d = ring_collective_ns(paths_, kind, bucket.bytes, g.tp_rings[0]);
+      kernel_.schedule_in(d, [this, done] { done(kernel_.now()); });
+    }
+  }
+
+  void sync_done(DpGroup& g) {
+    const TimeNs done = kernel_.now();
+    for (int member : g.members) {
+      Worker& m = workers_[member];
+      m.sync_done_ns = done;
+      if (m.next == m.ops.size() && !m.busy) start_optimizer(member, done);
+    }
   }
 
   void start_optimizer(int wi, TimeNs sync_done_ns) {
@@ -319,7 +381,7 @@ class IterationSim {
     if (plan_.optimizer_sharding != OptimizerSharding::None && plan_.dp > 1) {
       const DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
       gather =
-          ring_collective_ns(paths_, CollectiveKind::AllGather, w.params_on_gpu * 2.0, g.ring_gpus);
+          ring_collective_ns(paths_, CollectiveKind::AllGather, w.params_on_gpu * 2.0, g.tp_rings[0]);
     }
     // Megatron's --overlap-param-gather: the gather of each chunk's updated
     // parameters runs under the next iteration's forward pass, so it is
@@ -347,6 +409,13 @@ class IterationSim {
       r.workers.push_back(w.stats);
     }
     for (const DpGroup& g : groups_) r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
+    if (network_) {
+      const auto& topology = paths_.topology();
+      for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
+        const double bytes = network_->link_bytes(id);
+        if (bytes > 0) r.links.push_back({id, bytes, network_->link_busy_ns(id)});
+      }
+    }
     const double seconds = core::ns_to_s(r.iteration_ns);
     r.bubble_share =
         bubble_sum / static_cast<double>(workers_.size()) / static_cast<double>(r.iteration_ns);
@@ -370,6 +439,7 @@ class IterationSim {
   std::vector<int> layers_;
   std::vector<Worker> workers_;
   std::vector<DpGroup> groups_;
+  std::unique_ptr<FlowNetwork> network_;  // null under NetworkModel::Path
   double layer_activation_bytes_ = 0;
 };
 

@@ -6,6 +6,14 @@
 // stages as sends; data-parallel gradient buckets are reduced while the last
 // backward pass still runs (Megatron's overlap_grad_reduce); the optimizer
 // step closes the iteration. The discrete-event kernel orders it all.
+//
+// Network: tensor- and context-parallel collectives run inside a worker's
+// pass stream on its node's non-blocking NVSwitch and are timed on their
+// routes (PathModel). Pipeline sends and data-parallel buckets travel as
+// flows on the max-min network (NetworkModel::MaxMin), where they contend on
+// shared links: every tensor-parallel rank's data-parallel ring is a coflow
+// of its own; a pipeline send is one flow for tensor rank 0, standing for
+// the identical sends of the other ranks on their own rails.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +27,14 @@
 
 namespace parashift::sim {
 
+class TraceRecorder;
+
+/// How transfers between GPUs are timed.
+enum class NetworkModel {
+  MaxMin,  // flows share links max-min fairly (sim/network/flow_network.hpp)
+  Path,    // each transfer alone on its route: bottleneck bandwidth + latency
+};
+
 struct IterationInput {
   const core::ModelSpec* model = nullptr;
   const core::DeviceSpec* device = nullptr;
@@ -29,6 +45,16 @@ struct IterationInput {
   std::vector<int> layers_per_virtual_stage;
   /// Compute slowdown factor per GPU (1 = nominal); empty: all nominal.
   std::vector<double> gpu_slowdown;
+  NetworkModel network = NetworkModel::MaxMin;
+  /// Records passes, collectives and busy links when set.
+  TraceRecorder* trace = nullptr;
+};
+
+/// What one link carried in the iteration (max-min network only).
+struct LinkUse {
+  int link = 0;
+  double bytes = 0;
+  TimeNs busy_ns = 0;
 };
 
 /// What one worker (a tensor-parallel group) did; times in ns.
@@ -61,6 +87,7 @@ struct IterationResult {
   TimeNs exposed_comm_ns = 0;    // on the worker that finishes last
   double peak_memory_bytes = 0;  // max over workers
   std::uint64_t events = 0;
+  std::vector<LinkUse> links;        // links that carried traffic, by link id
   const WorkerStats& critical() const;
 };
 

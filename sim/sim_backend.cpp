@@ -22,6 +22,7 @@ core::Capabilities SimBackend::capabilities() const {
   core::Capabilities caps;
   caps.simulated_time = true;
   caps.live_repartition = true;
+  caps.link_telemetry = scenario_.run.contention;
   caps.ranks = scenario_.topology.gpu_count();
   return caps;
 }
@@ -36,6 +37,8 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     input.plan = &plan;
     input.seq_len = scenario_.training.seq_len;
     input.layers_per_virtual_stage = layers_per_virtual_stage_;
+    input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
+    input.trace = trace_;
     const auto profile =
         core::work_profile(scenario_.model, scenario_.device, plan, scenario_.training.seq_len);
     last_ = simulate_iteration(input, profile, paths_);
@@ -57,6 +60,11 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     report.rank_compute_ns[r] = w.compute_ns;
     report.rank_exposed_comm_ns[r] = w.tp_comm_ns + w.cp_comm_ns + w.dp_exposed_ns;
     report.rank_peak_memory_bytes[r] = w.static_bytes + w.peak_activation_bytes;
+  }
+  const double iteration_s = core::ns_to_s(last_->iteration_ns);
+  for (const LinkUse& use : last_->links) {
+    report.links.push_back({scenario_.topology.link(use.link).name, use.bytes,
+                            core::ns_to_s(use.busy_ns) / iteration_s});
   }
   return report;
 }

@@ -25,6 +25,9 @@ class SimBackend : public core::Backend {
   const IterationResult& last_result() const { return *last_; }
   /// How many steps were simulated rather than reused.
   int simulated_steps() const { return simulated_; }
+  /// Record the next simulated iteration into `trace` (null: stop recording).
+  void set_trace(TraceRecorder* trace) { trace_ = trace; }
+  const PathModel& paths() const { return paths_; }
 
  private:
   const core::Scenario& scenario_;
@@ -35,6 +38,7 @@ class SimBackend : public core::Backend {
   std::optional<IterationResult> last_;
   std::int64_t iteration_ = 0;
   int simulated_ = 0;
+  TraceRecorder* trace_ = nullptr;
 };
 
 }  // namespace parashift::sim

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/duration.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/hf_config.hpp"
 #include "core/scenario/model_yaml.hpp"
@@ -272,8 +273,24 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
 
   if (top.has("run")) {
     YamlFields run = top.map("run");
-    s.run.iterations = run.optional_positive_int("iterations").value_or(1);
+    const auto iterations = run.optional_positive_int("iterations");
+    s.run.iterations = iterations.value_or(1);
+    if (auto duration = run.optional_string("duration")) {
+      if (iterations) run.fail("duration", "give either run.iterations or run.duration, not both");
+      const auto ns = parse_duration_ns(*duration);
+      if (!ns) {
+        run.fail("duration", "expected a positive duration such as 90s, 30min, 6h or 2d, found '" +
+                                 *duration + "'");
+      }
+      s.run.duration_ns = *ns;
+    }
     s.run.seed = static_cast<std::uint64_t>(run.nonnegative_int64("seed", 1));
+    if (auto network = run.optional_string("network")) {
+      if (*network != "maxmin" && *network != "path") {
+        run.fail("network", "expected one of maxmin, path, found '" + *network + "'");
+      }
+      s.run.contention = *network == "maxmin";
+    }
     run.reject_unknown();
   } else {
     top.allow("run");

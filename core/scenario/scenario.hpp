@@ -13,6 +13,7 @@
 #include "core/device_spec.hpp"
 #include "core/model_spec.hpp"
 #include "core/parallel_plan.hpp"
+#include "core/units.hpp"
 #include "topologies/topology.hpp"
 
 namespace parashift::core {
@@ -31,8 +32,10 @@ struct TrainingSpec {
 };
 
 struct RunSpec {
-  int iterations = 1;
+  int iterations = 1;        // iterations to run, or
+  TimeNs duration_ns = 0;    // simulated wall time to cover (0: use iterations)
   std::uint64_t seed = 1;
+  bool contention = true;    // max-min shared links (network: maxmin) or each transfer alone (path)
 };
 
 struct Scenario {

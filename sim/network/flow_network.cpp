@@ -177,7 +177,10 @@ void FlowNetwork::detach(std::uint32_t slot) {
         if (g.links[j] == id) g.pos[j] = at;
       }
     }
-    if (l.flows.empty()) l.busy_ns += kernel_->now() - l.busy_since_ns;
+    if (l.flows.empty()) {
+      l.busy_ns += kernel_->now() - l.busy_since_ns;
+      if (busy_observer_) busy_observer_(id, l.busy_since_ns, kernel_->now());
+    }
     mark_dirty(id);
   }
 }

@@ -102,6 +102,10 @@ class FlowNetwork {
   /// Bytes still to send, as of now; 0 once finished.
   double flow_remaining_bytes(FlowId id) const;
 
+  /// Called at the end of every busy period of a link (from its first flow
+  /// starting to its last flow finishing): the trace's per-link tracks.
+  using BusyObserver = std::function<void(topo::LinkId, TimeNs start_ns, TimeNs end_ns)>;
+  void set_busy_observer(BusyObserver observer) { busy_observer_ = std::move(observer); }
   Kernel& kernel() const { return *kernel_; }
   const topo::Topology& topology() const { return *topology_; }
   const FlowNetworkStats& stats() const { return stats_; }
@@ -187,6 +191,7 @@ class FlowNetwork {
   std::vector<double> rates_Bps_;
   MaxMinProblem problem_;
   MaxMinScratch scratch_;
+  BusyObserver busy_observer_;
 };
 
 }  // namespace parashift::sim

@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
+
+#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -67,6 +70,37 @@ TEST_CASE("--set overrides scenario fields without editing the file") {
   CHECK(json.find("\"global_batch\": 64") != std::string::npos);
 }
 
+TEST_CASE("--trace writes a Perfetto trace, --links a per-link CSV") {
+  const std::string trace = temp_path("trace.json"), links = temp_path("links.csv");
+  const Result r = cli({"simulate", kData + "small.yaml", "--trace", trace, "--links", links});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string t = read_file(trace);
+  // Chrome trace-event JSON: named tracks, complete events with ts/dur in us.
+  CHECK(t.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 0) == 0);
+  CHECK(t.find("\"thread_name\"") != std::string::npos);
+  CHECK(t.find("\"name\":\"F0\"") != std::string::npos);
+  CHECK(t.find("\"name\":\"grad sync\"") != std::string::npos);
+  CHECK(t.find("\"name\":\"busy\"") != std::string::npos);
+  const std::string csv = read_file(links);
+  CHECK(csv.rfind("link,bandwidth_Bps,bytes,busy_s,utilisation\n", 0) == 0);
+  CHECK(lines(csv) > 1);
+}
+
+TEST_CASE("run.duration covers simulated wall time by reusing the unchanged iteration") {
+  const std::string json = temp_path("duration.json");
+  const Result r = cli({"simulate", kData + "small.yaml", "--set", "run.iterations=null", "--set",
+                        "run.duration=1h", "--json", json});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto doc = nlohmann::json::parse(read_file(json));
+  const double it = doc["iteration_time_s"].get<double>();
+  const int n = doc["iterations"].get<int>();
+  // The smallest whole number of iterations covering 3600 s, one simulated.
+  CHECK(n == static_cast<int>(std::ceil(3600.0 / it - 1e-9)));
+  CHECK(doc["simulated_iterations"] == 1);
+}
+
 TEST_CASE("bad input: one line naming file and field, exit status 2") {
   struct Case {
     std::vector<std::string> args;
@@ -98,8 +132,19 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
       {{"simulate", kData + "small.yaml", "--set", "plan"}, "--set plan: expected key.path=value"},
       {{"simulate", kData + "small.yaml", "--set", "cluster.topology.nodes=0"}, "nodes"},
       {{"simulate", kData + "small.yaml", "--bogus"}, "--bogus"},
+      {{"simulate", kData + "small.yaml", "--set", "run.duration=6h"},
+       "run.duration (set on the command line): give either run.iterations or run.duration"},
+      {{"simulate", kData + "small.yaml", "--set", "run.iterations=null", "--set",
+        "run.duration=soon"},
+       "expected a positive duration such as 90s, 30min, 6h or 2d, found 'soon'"},
+      {{"simulate", kData + "small.yaml", "--set", "run.network=ideal"},
+       "run.network (set on the command line): expected one of maxmin, path, found 'ideal'"},
+      {{"simulate", kData + "small.yaml", "--set", "run.network=path", "--links", "/tmp/x.csv"},
+       "--links needs the max-min network"},
+      {{"simulate", kData + "small.yaml", "--trace", "/nonexistent/dir/t.json"},
+       "/nonexistent/dir/t.json: cannot open for writing"},
       {{"simulate"}, "scenario is required"},
-      {{"fly"}, "unknown subcommand 'fly' (expected one of: simulate, plan, validate, topo)"},
+      {{"fly"}, "unknown subcommand 'fly' (expected one of: simulate, plan, validate, topo"},
   };
   for (const auto& c : cases) {
     const Result r = cli(c.args);

@@ -1,10 +1,13 @@
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "sim/report.hpp"
 #include "sim/sim_backend.hpp"
+#include "sim/trace.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 
@@ -15,21 +18,71 @@ namespace {
 struct SimulateOptions {
   std::string scenario;
   std::string json_path;
+  std::string trace_path;
+  std::string links_path;
   std::vector<std::string> overrides;
 };
 
+std::ofstream open_output(const std::string& path) {
+  std::ofstream file(path);
+  if (!file) throw core::InputError(path + ": cannot open for writing");
+  return file;
+}
+
+void write_trace(const std::string& path, const sim::TraceRecorder& trace,
+                 const core::Scenario& scenario, const sim::IterationResult& result) {
+  std::vector<std::string> workers, groups, links;
+  for (const auto& w : result.workers) {
+    workers.push_back("stage " + std::to_string(w.stage) + " replica " +
+                      std::to_string(w.replica) + " cp " + std::to_string(w.cp_rank));
+  }
+  for (int s = 0; s < scenario.plan.pp; ++s) {
+    for (int c = 0; c < scenario.plan.cp; ++c) {
+      groups.push_back("dp group: stage " + std::to_string(s) + " cp " + std::to_string(c));
+    }
+  }
+  for (const auto& link : scenario.topology.links()) links.push_back(link.name);
+  std::ofstream file = open_output(path);
+  trace.write(file, workers, groups, links);
+}
+
+// One row per link that carried traffic: what the iteration put on it.
+void write_link_csv(const std::string& path, const core::Scenario& scenario,
+                    const sim::IterationResult& result) {
+  std::ofstream file = open_output(path);
+  file << "link,bandwidth_Bps,bytes,busy_s,utilisation\n";
+  const double iteration_s = core::ns_to_s(result.iteration_ns);
+  for (const auto& use : result.links) {
+    const auto& link = scenario.topology.link(use.link);
+    file << link.name << ',' << link.bandwidth_Bps << ',' << use.bytes << ','
+         << core::ns_to_s(use.busy_ns) << ',' << core::ns_to_s(use.busy_ns) / iteration_s << '\n';
+  }
+}
+
 void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
-  sim::SimBackend backend(scenario);
-  sim::RunSummary run;
-  for (int i = 0; i < scenario.run.iterations; ++i) {
-    run.total_ns += backend.step(scenario.plan).iteration_ns;
+  if (!opts.links_path.empty() && !scenario.run.contention) {
+    throw core::InputError("--links needs the max-min network (run.network: maxmin)");
   }
-  run.iterations = scenario.run.iterations;
+  sim::SimBackend backend(scenario);
+  sim::TraceRecorder trace;
+  if (!opts.trace_path.empty()) backend.set_trace(&trace);
+  sim::RunSummary run;
+  // Unchanged iterations are simulated once and reused, so long runs cost
+  // little more than one iteration.
+  const bool by_duration = scenario.run.duration_ns > 0;
+  while (by_duration ? run.total_ns < scenario.run.duration_ns
+                     : run.iterations < scenario.run.iterations) {
+    run.total_ns += backend.step(scenario.plan).iteration_ns;
+    ++run.iterations;
+    backend.set_trace(nullptr);
+  }
   run.simulated_iterations = backend.simulated_steps();
   run.last = backend.last_result();
   sim::print_summary(ctx.out, scenario, run);
   if (!opts.json_path.empty()) write_json_file(opts.json_path, sim::summary_json(scenario, run));
+  if (!opts.trace_path.empty()) write_trace(opts.trace_path, trace, scenario, run.last);
+  if (!opts.links_path.empty()) write_link_csv(opts.links_path, scenario, run.last);
 }
 
 }  // namespace
@@ -42,6 +95,13 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
       "MFU, bubble, exposed communication and peak memory");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML file")->required();
   cmd->add_option("--json", opts->json_path, "Also write the summary as JSON to FILE")
+      ->type_name("FILE");
+  cmd->add_option("--trace", opts->trace_path,
+                  "Write a Chrome/Perfetto trace of the first iteration to FILE (open it in "
+                  "ui.perfetto.dev)")
+      ->type_name("FILE");
+  cmd->add_option("--links", opts->links_path,
+                  "Write per-link bytes and utilisation of the last iteration as CSV to FILE")
       ->type_name("FILE");
   cmd->add_option("--set", opts->overrides,
                   "Override a scenario field, e.g. --set plan.tp=4 (repeatable)")
