@@ -12,8 +12,8 @@
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/ring_coflow.hpp"
-#include "sim/trace.hpp"
 #include "sim/schedule.hpp"
+#include "sim/trace.hpp"
 
 namespace parashift::sim {
 
@@ -89,8 +89,8 @@ struct DpGroup {
   std::vector<std::vector<TimeNs>> bucket_ready;  // per chunk, per bucket: max over members
   int chunks_queued = 0;
   std::deque<Bucket> queue;  // buckets waiting for the group's communication stream
-  bool streaming = false;  // a bucket's collective is running
-  bool waiting = false;    // a wake-up for the front bucket is scheduled
+  bool streaming = false;    // a bucket's collective is running
+  bool waiting = false;      // a wake-up for the front bucket is scheduled
   TimeNs busy_ns = 0;
 };
 
@@ -107,6 +107,8 @@ class IterationSim {
                   : in.layers_per_virtual_stage;
     assert(static_cast<int>(layers_.size()) == virtual_stages_);
     layer_activation_bytes_ = core::layer_activation_bytes(*in.model, plan_, in.seq_len);
+    split_backward_ = plan_.schedule == core::Schedule::ZeroBubbleH1;
+    last_gradient_pass_ = split_backward_ ? PassKind::BackwardWeight : PassKind::Backward;
     if (in.network == NetworkModel::MaxMin) {
       network_ = std::make_unique<FlowNetwork>(kernel_, paths_.topology());
       if (in.trace != nullptr) {
@@ -212,10 +214,19 @@ class IterationSim {
       if (g == virtual_stages_ - 1) compute += static_cast<double>(profile_.head_forward_ns);
       tp_ns = layers * w.tp_forward_ns_per_layer;
       cp_ns = layers * w.cp_forward_ns_per_layer;
-    } else {
-      compute =
-          static_cast<double>(layers) * static_cast<double>(layer.backward_ns + layer.recompute_ns);
+    } else if (op.kind == PassKind::BackwardWeight) {
+      // ZB-H1's W: the weight-gradient GEMMs, no communication and no send.
+      compute = static_cast<double>(layers) *
+                static_cast<double>(layer.backward_ns - layer.backward_input_ns);
       if (g == 0) compute += static_cast<double>(profile_.embedding_backward_ns);
+      tp_ns = 0;
+      cp_ns = 0;
+    } else {
+      // A whole backward pass, or under ZB-H1 only its input-gradient half (B).
+      const TimeNs backward = split_backward_ ? layer.backward_input_ns : layer.backward_ns;
+      compute = static_cast<double>(layers) * static_cast<double>(backward + layer.recompute_ns);
+      if (g == 0 && !split_backward_)
+        compute += static_cast<double>(profile_.embedding_backward_ns);
       if (g == virtual_stages_ - 1) compute += static_cast<double>(profile_.head_backward_ns);
       tp_ns = layers * w.tp_backward_ns_per_layer;
       cp_ns = layers * w.cp_backward_ns_per_layer;
@@ -225,6 +236,7 @@ class IterationSim {
   }
 
   bool deps_met(const Worker& w, const PassOp& op) const {
+    if (op.kind == PassKind::BackwardWeight) return true;  // its own B ran earlier on this worker
     const int g = virtual_stage(stages_, w.stage, op.chunk);
     const std::size_t slot = static_cast<std::size_t>(op.micro_batch) * v_ + op.chunk;
     if (op.kind == PassKind::Forward) return g == 0 || w.forward_ready[slot];
@@ -248,7 +260,9 @@ class IterationSim {
       ++w.inflight[op.chunk];
       w.activation_bytes += chunk_layers(w, op.chunk) * layer_activation_bytes_;
       w.stats.peak_activation_bytes = std::max(w.stats.peak_activation_bytes, w.activation_bytes);
-    } else if (--w.backward_left[op.chunk] == 0) {
+    } else if (op.kind == last_gradient_pass_ && --w.backward_left[op.chunk] == 0) {
+      // Weight gradients are complete after the pass that computes them: the
+      // backward pass, or W under ZB-H1.
       report_last_backward(wi, op.chunk, kernel_.now(), total_ns);
     }
     if (in_.trace != nullptr) in_.trace->pass(wi, op, kernel_.now(), total_ns);
@@ -262,9 +276,12 @@ class IterationSim {
     if (op.kind == PassKind::Forward) {
       if (g < virtual_stages_ - 1) send(wi, g + 1, op.micro_batch, true);
     } else {
-      --w.inflight[op.chunk];
-      w.activation_bytes -= chunk_layers(w, op.chunk) * layer_activation_bytes_;
-      if (g > 0) send(wi, g - 1, op.micro_batch, false);
+      // Activations are freed by the last pass that reads them.
+      if (op.kind == last_gradient_pass_) {
+        --w.inflight[op.chunk];
+        w.activation_bytes -= chunk_layers(w, op.chunk) * layer_activation_bytes_;
+      }
+      if (op.kind == PassKind::Backward && g > 0) send(wi, g - 1, op.micro_batch, false);
     }
     if (w.next == w.ops.size()) {
       w.stats.last_pass_end_ns = kernel_.now();
@@ -380,8 +397,8 @@ class IterationSim {
     TimeNs gather = 0;
     if (plan_.optimizer_sharding != OptimizerSharding::None && plan_.dp > 1) {
       const DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
-      gather =
-          ring_collective_ns(paths_, CollectiveKind::AllGather, w.params_on_gpu * 2.0, g.tp_rings[0]);
+      gather = ring_collective_ns(paths_, CollectiveKind::AllGather, w.params_on_gpu * 2.0,
+                                  g.tp_rings[0]);
     }
     // Megatron's --overlap-param-gather: the gather of each chunk's updated
     // parameters runs under the next iteration's forward pass, so it is
@@ -441,6 +458,8 @@ class IterationSim {
   std::vector<DpGroup> groups_;
   std::unique_ptr<FlowNetwork> network_;  // null under NetworkModel::Path
   double layer_activation_bytes_ = 0;
+  bool split_backward_ = false;  // ZB-H1: backward = B + W
+  PassKind last_gradient_pass_ = PassKind::Backward;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <string>
 
 #include "core/input_error.hpp"
 
@@ -44,6 +45,30 @@ std::vector<PassOp> interleaved(int stages, int stage, int micro_batches, int v)
   return ops;
 }
 
+// ZB-H1 (Qi et al. 2023, "Zero Bubble Pipeline Parallelism", handcrafted
+// schedule 1), as in their DeepSpeed ZeroBubbleH1Pipeline with exact
+// semantics: B is the input gradient only; the W's of stage `stage` lag its
+// B's by up to `stage` micro-batches, in micro-batch order.
+std::vector<PassOp> zero_bubble_h1(int stages, int stage, int micro_batches) {
+  const int warmup = std::min(stages - stage - 1, micro_batches);
+  std::vector<PassOp> ops;
+  ops.reserve(3 * static_cast<std::size_t>(micro_batches));
+  int backward = 0;
+  int weight = 0;
+  auto backward_then_weight = [&] {
+    ops.push_back({PassKind::Backward, backward++, 0});
+    if (backward - weight > stage) ops.push_back({PassKind::BackwardWeight, weight++, 0});
+  };
+  for (int f = 0; f < warmup; ++f) ops.push_back({PassKind::Forward, f, 0});
+  for (int f = warmup; f < micro_batches; ++f) {
+    ops.push_back({PassKind::Forward, f, 0});
+    backward_then_weight();
+  }
+  while (backward < micro_batches) backward_then_weight();
+  while (weight < micro_batches) ops.push_back({PassKind::BackwardWeight, weight++, 0});
+  return ops;
+}
+
 }  // namespace
 
 std::vector<PassOp> stage_schedule(core::Schedule schedule, int stages, int stage,
@@ -57,9 +82,11 @@ std::vector<PassOp> stage_schedule(core::Schedule schedule, int stages, int stag
     case core::Schedule::Interleaved1F1B:
       return interleaved(stages, stage, micro_batches, virtual_stages);
     case core::Schedule::ZeroBubbleH1:
-      throw core::InputError(
-          "plan.schedule: zb_h1 is not simulated yet (use gpipe, 1f1b or "
-          "interleaved_1f1b)");
+      if (virtual_stages != 1) {
+        throw core::InputError("plan.virtual_stages: zb_h1 runs one model chunk per stage, found " +
+                               std::to_string(virtual_stages));
+      }
+      return zero_bubble_h1(stages, stage, micro_batches);
   }
   return {};
 }

@@ -1,6 +1,6 @@
 // Pipeline schedules: the order in which one pipeline stage runs the forward
 // and backward passes of its micro-batches (GPipe, 1F1B, interleaved 1F1B as
-// in Megatron-LM's schedules.py).
+// in Megatron-LM's schedules.py; zero-bubble ZB-H1 as in Qi et al. 2023).
 #pragma once
 
 #include <vector>
@@ -9,7 +9,9 @@
 
 namespace parashift::sim {
 
-enum class PassKind { Forward, Backward };
+/// Backward is the whole backward pass, except under ZB-H1, where it is the
+/// input-gradient half (B) and BackwardWeight (W) the weight-gradient half.
+enum class PassKind { Forward, Backward, BackwardWeight };
 
 struct PassOp {
   PassKind kind = PassKind::Forward;
@@ -19,7 +21,12 @@ struct PassOp {
 };
 
 /// The op order of pipeline stage `stage` for `micro_batches` micro-batches.
-/// Throws core::InputError for a schedule the simulator does not run.
+/// ZB-H1 (virtual_stages must be 1): the 1F1B warm-up of stages-stage-1
+/// forwards, then F/B pairs in which stage s keeps up to s weight passes
+/// pending (W of the oldest micro-batch runs once more than s are pending),
+/// then the drain's B/W pairs and the s deferred W's last: they fill the
+/// s backward-pass slots stage s would idle at the end of 1F1B, and the
+/// in-flight activations (freed by W) never exceed 1F1B's peak of `stages`.
 std::vector<PassOp> stage_schedule(core::Schedule schedule, int stages, int stage,
                                    int micro_batches, int virtual_stages);
 

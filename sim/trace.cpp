@@ -20,7 +20,7 @@ std::string micros(TimeNs t_ns) {
 }  // namespace
 
 void TraceRecorder::pass(int worker, const PassOp& op, TimeNs start_ns, TimeNs duration_ns) {
-  std::string name = op.kind == PassKind::Forward ? "F" : "B";
+  std::string name = op.kind == PassKind::Forward ? "F" : op.kind == PassKind::Backward ? "B" : "W";
   name += std::to_string(op.micro_batch);
   if (op.chunk > 0) name += "." + std::to_string(op.chunk);
   events_.push_back({1, worker, std::move(name), start_ns, duration_ns});
@@ -57,9 +57,8 @@ void TraceRecorder::write(std::ostream& out, const std::vector<std::string>& wor
          e.tid < static_cast<int>(names.size()) ? names[e.tid] : std::to_string(e.tid));
   }
   for (const Event& e : events_) {
-    out << ",\n{\"ph\":\"X\",\"pid\":" << e.pid << ",\"tid\":" << e.tid << ",\"name\":\""
-        << e.name << "\",\"ts\":" << micros(e.start_ns) << ",\"dur\":" << micros(e.duration_ns)
-        << "}";
+    out << ",\n{\"ph\":\"X\",\"pid\":" << e.pid << ",\"tid\":" << e.tid << ",\"name\":\"" << e.name
+        << "\",\"ts\":" << micros(e.start_ns) << ",\"dur\":" << micros(e.duration_ns) << "}";
   }
   out << "\n]}\n";
 }

@@ -83,6 +83,23 @@ TEST_CASE("interleaving divides the bubble by the number of chunks") {
   CHECK(r.iteration_ns == 57'000'000);
 }
 
+TEST_CASE("ZB-H1 fills the drain with weight-gradient passes") {
+  const auto t = test::star(4, 100e9, 1'000);
+  const auto m = model_with_layers(8);  // 2 layers per stage
+  core::ParallelPlan plan;
+  plan.pp = 4;
+  plan.global_batch = 8;
+  plan.schedule = core::Schedule::ZeroBubbleH1;
+  auto profile = synthetic_profile();
+  // Per stage t_F = 1 ms, B (input gradient) = 1 ms, W (weight gradient) = 1 ms.
+  profile.layer.backward_input_ns = 500'000;
+  const auto r = run(m, plan, profile, t);
+  // Work 8 x 3 ms = 24 ms; ZB-H1's bubble (p-1)(t_F + t_B - t_W) = 3 x 1 ms:
+  // 27 ms against 1F1B's (8 + 3) x 3 = 33 ms.
+  CHECK(r.iteration_ns == 27'000'000);
+  for (const auto& w : r.workers) CHECK(w.compute_ns == 24'000'000);
+}
+
 TEST_CASE("pipeline sends add their transfer time on the critical path") {
   const auto t = test::star(4, 100e9, 1'000);
   const auto m = model_with_layers(8);

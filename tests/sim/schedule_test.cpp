@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/input_error.hpp"
@@ -13,7 +14,10 @@ namespace {
 std::string render(const std::vector<PassOp>& ops) {
   std::string s;
   for (const auto& op : ops) {
-    s += (op.kind == PassKind::Forward ? "F" : "B") + std::to_string(op.micro_batch);
+    const char* kind = op.kind == PassKind::Forward    ? "F"
+                       : op.kind == PassKind::Backward ? "B"
+                                                       : "W";
+    s += kind + std::to_string(op.micro_batch);
     if (op.chunk) s += "c" + std::to_string(op.chunk);
     s += " ";
   }
@@ -42,6 +46,46 @@ TEST_CASE("interleaved 1F1B follows Megatron's chunk order") {
   CHECK(ops.size() == 16);
 }
 
-TEST_CASE("zero-bubble is refused until the simulator runs it") {
-  CHECK_THROWS_AS(sim::stage_schedule(core::Schedule::ZeroBubbleH1, 2, 0, 4, 1), core::InputError);
+TEST_CASE("ZB-H1 defers stage s's weight passes by s micro-batches") {
+  // 4 stages, 6 micro-batches, as the 1F1B case above. Warm-up is 1F1B's:
+  // stages-stage-1 forwards. Stage s keeps up to s W's pending; once more are
+  // pending, W of the oldest micro-batch follows its B. The rest run last.
+  // Stage 0 keeps none: every B is followed by its own W.
+  CHECK(render(sim::stage_schedule(core::Schedule::ZeroBubbleH1, 4, 0, 6, 1)) ==
+        "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 B3 W3 B4 W4 B5 W5 ");
+  // Stage 1: warm-up F0 F1; after F2 B0 one W is pending (not > 1); after F3 B1
+  // two are, so W0 runs; the drain keeps one pending, W5 runs last.
+  CHECK(render(sim::stage_schedule(core::Schedule::ZeroBubbleH1, 4, 1, 6, 1)) ==
+        "F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 B4 W3 B5 W4 W5 ");
+  // Stage 3 (last): no warm-up; W0 first runs after B3, when 4 > 3 are pending;
+  // W3..W5 fill the 3 backward slots 1F1B's last stage idles at the end.
+  CHECK(render(sim::stage_schedule(core::Schedule::ZeroBubbleH1, 4, 3, 6, 1)) ==
+        "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 W3 W4 W5 ");
+}
+
+TEST_CASE("ZB-H1 runs every pass once and keeps 1F1B's peak of in-flight micro-batches") {
+  // A micro-batch's activations live from its F to its W. Under 1F1B stage s
+  // holds at most min(m, stages - s); ZB-H1 adds its s pending W's, so the
+  // peak over stages stays `stages` (reached on every stage when m is large).
+  const int stages = 4;
+  const int micro_batches = 8;
+  for (int s = 0; s < stages; ++s) {
+    const auto ops = sim::stage_schedule(core::Schedule::ZeroBubbleH1, stages, s, micro_batches, 1);
+    CHECK(ops.size() == 3 * micro_batches);
+    int live = 0;
+    int peak = 0;
+    for (const auto& op : ops) {
+      if (op.kind == PassKind::Forward) peak = std::max(peak, ++live);
+      if (op.kind == PassKind::BackwardWeight) --live;
+    }
+    CHECK(live == 0);
+    CHECK(peak == stages);
+  }
+}
+
+TEST_CASE("ZB-H1 with fewer micro-batches than pending slots defers every W to the end") {
+  // Stage 3 of 4 may keep 3 W's pending; with 2 micro-batches it never has to run one early.
+  CHECK(render(sim::stage_schedule(core::Schedule::ZeroBubbleH1, 4, 3, 2, 1)) ==
+        "F0 B0 F1 B1 W0 W1 ");
+  CHECK_THROWS_AS(sim::stage_schedule(core::Schedule::ZeroBubbleH1, 2, 0, 4, 2), core::InputError);
 }

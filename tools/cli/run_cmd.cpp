@@ -1,11 +1,265 @@
+// `parashift run SCENARIO --backend hw|sim`: the same iterations on the
+// real-hardware executor (one process per rank, under mpirun) or on the
+// simulator. hw prints the measured loss and times of every iteration.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/input_error.hpp"
+#include "core/scenario/scenario.hpp"
+#include "hw/exec/training_run.hpp"
+#include "sim/sim_backend.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/output_file.hpp"
+
+#ifdef PARASHIFT_HAVE_MPI
+#include "hw/cpu/mpi_session.hpp"
+#endif
 
 namespace parashift::tools {
 
-// Registered by the run subcommand's owner; until then the subcommand does not exist.
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::string backend = "sim";
+  int iterations = 0;  // 0: the scenario's run.iterations
+  std::vector<std::string> overrides;
+  std::string json_path;
+  std::string optimizer = "adam";
+  double learning_rate = 1e-3;
+  std::string job;
+  std::string shm_dir = "/dev/shm";
+  int ranks_per_node = 0;
+  int snapshot_every = 0;
+  bool restore = false;
+  bool keep_snapshots = false;
+  std::vector<std::string> repartitions;
+  std::string inject_kill;
+};
+
+std::string fmt(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+double ms(core::TimeNs t_ns) {
+  return static_cast<double>(t_ns) / 1e6;
+}
+
+nlohmann::json report_json(const core::StepReport& r) {
+  nlohmann::json comm = nlohmann::json::array();
+  for (const auto& g : r.comm)
+    comm.push_back(
+        {{"group", g.group}, {"kind", g.kind}, {"busy_ns", g.busy_ns}, {"bytes", g.bytes}});
+  return {{"iteration", r.iteration},
+          {"iteration_ns", r.iteration_ns},
+          {"rank_compute_ns", r.rank_compute_ns},
+          {"rank_exposed_comm_ns", r.rank_exposed_comm_ns},
+          {"rank_peak_memory_bytes", r.rank_peak_memory_bytes},
+          {"comm", comm}};
+}
+
+// "3:1,3" -> before iteration 3, layers [1, 3].
+hw::ScheduledRepartition parse_repartition(const std::string& text) {
+  const auto colon = text.find(':');
+  hw::ScheduledRepartition r;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no ':'");
+    r.before_iteration = std::stoi(text.substr(0, colon));
+    std::string rest = text.substr(colon + 1);
+    for (std::size_t at = 0; at <= rest.size();) {
+      const auto comma = std::min(rest.find(',', at), rest.size());
+      r.layers_per_stage.push_back(std::stoi(rest.substr(at, comma - at)));
+      at = comma + 1;
+    }
+  } catch (const std::exception&) {
+    throw core::InputError("--repartition " + text +
+                           ": expected ITERATION:LAYERS,LAYERS,... e.g. 3:1,3");
+  }
+  return r;
+}
+
+// "2@5" -> rank 2 kills itself before iteration 5.
+hw::KillInjection parse_kill(const std::string& text) {
+  const auto at = text.find('@');
+  try {
+    if (at == std::string::npos) throw std::invalid_argument("no '@'");
+    return {std::stoi(text.substr(0, at)), std::stoi(text.substr(at + 1))};
+  } catch (const std::exception&) {
+    throw core::InputError("--inject-kill " + text + ": expected RANK@ITERATION, e.g. 2@5");
+  }
+}
+
+std::string comm_summary(const core::StepReport& r) {
+  core::TimeNs tp = 0, pp = 0, dp = 0;
+  for (const auto& g : r.comm) {
+    core::TimeNs& slot = g.group.rfind("tp", 0) == 0 ? tp : g.group.rfind("pp", 0) == 0 ? pp : dp;
+    slot = std::max(slot, g.busy_ns);
+  }
+  core::TimeNs compute = 0;
+  for (auto c : r.rank_compute_ns) compute = std::max(compute, c);
+  return "compute " + fmt("%.1f", ms(compute)) + " ms  tp " + fmt("%.1f", ms(tp)) + " ms  pp " +
+         fmt("%.1f", ms(pp)) + " ms  dp " + fmt("%.1f", ms(dp)) + " ms";
+}
+
+void run_sim(const RunOptions& opts, const core::Scenario& scenario, int iterations,
+             CliContext& ctx) {
+  sim::SimBackend backend(scenario);
+  nlohmann::json steps = nlohmann::json::array();
+  core::TimeNs total_ns = 0;
+  for (int i = 0; i < iterations; ++i) {
+    const auto report = backend.step(scenario.plan);
+    total_ns += report.iteration_ns;
+    ctx.out << "iteration " << i << "  time " << fmt("%.3f", ms(report.iteration_ns)) << " ms  "
+            << comm_summary(report) << "\n";
+    steps.push_back(report_json(report));
+  }
+  ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns) / iterations) << " ms (simulated, "
+          << scenario.plan.label() << ")\n";
+  if (!opts.json_path.empty())
+    write_json_file(opts.json_path, {{"backend", "sim"},
+                                     {"scenario", scenario.name},
+                                     {"plan", scenario.plan.label()},
+                                     {"mean_iteration_ns", total_ns / iterations},
+                                     {"iterations", steps}});
+}
+
+#ifdef PARASHIFT_HAVE_MPI
+void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iterations,
+            CliContext& ctx) {
+  hw::TrainingRunConfig config;
+  config.iterations = iterations;
+  config.options.optimizer.kind = hw::parse_optimizer(opts.optimizer);
+  config.options.optimizer.learning_rate = static_cast<float>(opts.learning_rate);
+  config.options.job = opts.job.empty() ? scenario.name : opts.job;
+  config.options.shm_root = opts.shm_dir;
+  config.options.ranks_per_node = opts.ranks_per_node;
+  config.snapshot_every = opts.snapshot_every;
+  config.restore = opts.restore;
+  config.keep_snapshots = opts.keep_snapshots;
+  for (const auto& r : opts.repartitions) config.repartitions.push_back(parse_repartition(r));
+  if (!opts.inject_kill.empty()) config.kill = parse_kill(opts.inject_kill);
+
+  hw::MpiSession mpi;
+  auto world = mpi.world();
+  const bool lead = world->rank() == 0;
+  hw::TrainingRunResult result;
+  try {
+    result = hw::run_training(scenario, config, *world, [&](const hw::IterationRecord& rec) {
+      if (!lead) return;
+      ctx.out << "iteration " << rec.report.iteration << "  loss " << fmt("%.17g", rec.loss)
+              << "  time " << fmt("%.3f", ms(rec.report.iteration_ns)) << " ms  "
+              << comm_summary(rec.report) << "\n";
+      ctx.out.flush();
+    });
+  } catch (const core::InputError&) {
+    throw;  // every rank read the same input and fails the same way
+  } catch (const std::exception& e) {
+    // One rank's failure would leave the others waiting in a collective.
+    ctx.err << "parashift: rank " << world->rank() << ": " << e.what() << "\n";
+    mpi.abort_job(1);
+  }
+  if (!lead) return;
+  core::TimeNs total_ns = 0;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& rec : result.iterations) {
+    total_ns += rec.report.iteration_ns;
+    auto j = report_json(rec.report);
+    j["loss"] = rec.loss;
+    steps.push_back(j);
+  }
+  if (result.restored)
+    ctx.out << "restored snapshot v" << result.restored->version << ": fetched "
+            << result.restored->shards_fetched << " lost shard(s), "
+            << fmt("%.0f", result.restored->bytes_fetched) << " bytes\n";
+  const auto n = static_cast<core::TimeNs>(std::max<std::size_t>(1, result.iterations.size()));
+  ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
+          << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s), "
+          << scenario.plan.label() << ", " << opts.optimizer << "\n";
+  if (!opts.json_path.empty()) {
+    nlohmann::json out{{"backend", "hw"},
+                       {"scenario", scenario.name},
+                       {"plan", scenario.plan.label()},
+                       {"ranks", world->size()},
+                       {"optimizer", opts.optimizer},
+                       {"mean_iteration_ns", total_ns / n},
+                       {"snapshots", result.snapshots},
+                       {"layers_per_stage", result.final_layers_per_stage},
+                       {"iterations", steps}};
+    if (result.restored)
+      out["restored"] = {{"version", result.restored->version},
+                         {"shards_fetched", result.restored->shards_fetched},
+                         {"bytes_fetched", result.restored->bytes_fetched}};
+    write_json_file(opts.json_path, out);
+  }
+}
+#endif
+
+void run_run(const RunOptions& opts, CliContext& ctx) {
+  const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+  const int iterations = opts.iterations > 0 ? opts.iterations : scenario.run.iterations;
+  if (opts.backend == "sim") return run_sim(opts, scenario, iterations, ctx);
+#ifdef PARASHIFT_HAVE_MPI
+  run_hw(opts, scenario, iterations, ctx);
+#else
+  throw core::InputError("--backend hw: this parashift was built without MPI");
+#endif
+}
+
+}  // namespace
+
 void add_run_command(CLI::App& app, CliContext& ctx) {
-  (void)app;
-  (void)ctx;
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run a scenario's training iterations on real hardware (--backend hw, one process per "
+      "rank: mpirun -np N parashift run ...) or on the simulator (--backend sim)");
+  cmd->add_option("scenario", opts->scenario, "Scenario YAML file")->required();
+  cmd->add_option("--backend", opts->backend, "hw (real executor) or sim (simulator)")
+      ->check(CLI::IsMember({"hw", "sim"}))
+      ->capture_default_str();
+  cmd->add_option("--iterations", opts->iterations,
+                  "Iterations (default: the scenario's run.iterations)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--set", opts->overrides,
+                  "Override a scenario field, e.g. --set plan.tp=2 (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--json", opts->json_path, "Also write every iteration's report as JSON to FILE")
+      ->type_name("FILE");
+  cmd->add_option("--optimizer", opts->optimizer, "hw: sgd or adam")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->capture_default_str();
+  cmd->add_option("--lr", opts->learning_rate, "hw: learning rate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--job", opts->job, "hw: job name for snapshot shards (default: scenario name)");
+  cmd->add_option("--shm-dir", opts->shm_dir, "hw: where node-local snapshot shards live")
+      ->capture_default_str();
+  cmd->add_option("--ranks-per-node", opts->ranks_per_node,
+                  "hw: ranks sharing a node's shared memory (0: all); shards are replicated on the "
+                  "next node")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--snapshot-every", opts->snapshot_every,
+                  "hw: snapshot to shared memory before iterations K, 2K, ... (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--restore", opts->restore,
+                "hw: start from the newest snapshot every rank can restore (after a crash)");
+  cmd->add_flag("--keep-snapshots", opts->keep_snapshots,
+                "hw: leave the job's snapshot shards in shared memory at the end");
+  cmd->add_option("--repartition", opts->repartitions,
+                  "hw: move layers between stages before an iteration, e.g. 3:1,3 (repeatable)")
+      ->type_name("ITER:L0,L1,...")
+      ->allow_extra_args(false);
+  cmd->add_option("--inject-kill", opts->inject_kill,
+                  "hw fault injection: rank R sends itself SIGKILL before iteration I")
+      ->type_name("R@I");
+  cmd->callback([opts, &ctx] { run_run(*opts, ctx); });
 }
 
 }  // namespace parashift::tools

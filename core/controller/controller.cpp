@@ -1,0 +1,81 @@
+#include "core/controller/controller.hpp"
+
+#include <sstream>
+#include <variant>
+
+namespace parashift::core {
+
+std::string to_string(const Decision& decision) {
+  std::ostringstream out;
+  out.precision(4);
+  out << "[" << decision.iteration << "] " << decision.module << ": " << decision.message;
+  if (decision.directive && decision.applied) {
+    out << " {gain " << decision.gain_s << " s, cost " << decision.cost_s << " s}";
+  }
+  return out.str();
+}
+
+Controller::Controller(JobModel job, PolicyConfig config, Capabilities capabilities)
+    : Controller(std::move(job), std::move(config), capabilities, builtin_policy_registry()) {}
+
+Controller::Controller(JobModel job, PolicyConfig config, Capabilities capabilities,
+                       const PolicyRegistry& registry)
+    : job_(std::move(job)),
+      config_(std::move(config)),
+      capabilities_(capabilities),
+      registry_(registry),
+      state_(job_.plan, config_.window),
+      since_change_(config_.window) {
+  job_.normalise();
+  build_modules();
+}
+
+void Controller::build_modules() {
+  modules_.clear();
+  for (const auto& spec : registry_.modules()) {
+    const ModuleConfig* m = config_.find(spec.name);
+    if (m != nullptr && m->enabled) modules_.push_back(spec.make(*m));
+  }
+}
+
+std::vector<Directive> Controller::observe(const StepReport& report) {
+  iteration_ = report.iteration;
+  state_.add(report, job_);
+  std::vector<Directive> directives;
+  PolicyContext context{iteration_,    since_change_, job_,       state_,
+                        capabilities_, stragglers_,   directives, log_};
+  for (auto& module : modules_) module->run(context);
+  ++since_change_;
+  issued_ += static_cast<std::int64_t>(directives.size());
+  return directives;
+}
+
+void Controller::applied(const Directive& directive) {
+  since_change_ = 0;
+  if (const auto* d = std::get_if<RepartitionDirective>(&directive.action)) {
+    job_.layers_per_virtual_stage = d->layers_per_stage;
+  } else if (const auto* b = std::get_if<RebalanceDirective>(&directive.action)) {
+    job_.micro_batches_per_replica = b->micro_batches;
+  } else if (const auto* p = std::get_if<ReplanDirective>(&directive.action)) {
+    // Another plan: other ranks and stages, so estimates and module state start over.
+    job_.plan = p->plan;
+    job_.layers_per_virtual_stage.clear();
+    job_.micro_batches_per_replica.clear();
+    job_.stage_fixed_ns.assign(static_cast<std::size_t>(p->plan.pp), 0);
+    job_.normalise();
+    state_ = StateEstimate(job_.plan, config_.window);
+    stragglers_.clear();
+    build_modules();
+  }
+}
+
+StepReport Controller::step(Backend& backend) {
+  StepReport report = backend.step(job_.plan);
+  for (const auto& directive : observe(report)) {
+    backend.apply(directive);
+    applied(directive);
+  }
+  return report;
+}
+
+}  // namespace parashift::core

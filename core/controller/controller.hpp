@@ -1,0 +1,67 @@
+// The live decision loop: observe a StepReport, update the robust state
+// estimate, run the enabled policy modules in registration order, and emit
+// the Directives they decide, each logged with its reason, predicted gain and
+// cost. The same loop runs on every Backend; what a backend can apply is read
+// from its Capabilities.
+//
+//   Controller ctl(job, read_policy_config(policy_section), backend.capabilities());
+//   for (int i = 0; i < iterations; ++i) ctl.step(backend);   // step, observe, apply
+//   for (const auto& d : ctl.log()) std::cout << to_string(d) << '\n';
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/controller/job_model.hpp"
+#include "core/controller/policy_config.hpp"
+#include "core/controller/policy_module.hpp"
+#include "core/controller/policy_registry.hpp"
+#include "core/controller/state_estimate.hpp"
+
+namespace parashift::core {
+
+class Controller {
+ public:
+  /// Uses the built-in modules.
+  Controller(JobModel job, PolicyConfig config, Capabilities capabilities);
+  Controller(JobModel job, PolicyConfig config, Capabilities capabilities,
+             const PolicyRegistry& registry);
+
+  /// Takes one iteration's report; returns the directives to apply before the
+  /// next iteration, in order (each already in log()).
+  std::vector<Directive> observe(const StepReport& report);
+  /// Records that the backend applied `directive`: the layer split, the
+  /// micro-batch counts or the plan change, and the balancer waits a window.
+  void applied(const Directive& directive);
+  /// One turn: backend.step(plan), observe, apply each directive (the backend
+  /// throws std::invalid_argument for one it cannot apply). Returns the report.
+  StepReport step(Backend& backend);
+
+  const JobModel& job() const { return job_; }
+  const StateEstimate& state() const { return state_; }
+  const std::vector<StragglerFinding>& stragglers() const { return stragglers_; }
+  const std::vector<Decision>& log() const { return log_; }
+  /// Directives issued so far (the log's entries with applied == true).
+  std::int64_t directives_issued() const { return issued_; }
+
+ private:
+  void build_modules();
+
+  JobModel job_;
+  PolicyConfig config_;
+  Capabilities capabilities_;
+  PolicyRegistry registry_;
+  StateEstimate state_;
+  std::vector<std::unique_ptr<PolicyModule>> modules_;
+  std::vector<StragglerFinding> stragglers_;
+  std::vector<Decision> log_;
+  std::int64_t iteration_ = 0;
+  std::int64_t since_change_ = 0;  // iterations since a directive was applied (the window at start)
+  std::int64_t issued_ = 0;
+};
+
+}  // namespace parashift::core

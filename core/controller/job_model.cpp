@@ -1,0 +1,86 @@
+#include "core/controller/job_model.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include "core/cost/memory.hpp"
+
+namespace parashift::core {
+
+std::vector<int> even_split(int layers, int virtual_stages) {
+  std::vector<int> split(static_cast<std::size_t>(virtual_stages), layers / virtual_stages);
+  for (int i = 0; i < layers % virtual_stages; ++i) ++split[static_cast<std::size_t>(i)];
+  return split;
+}
+
+void JobModel::normalise() {
+  if (layers_per_virtual_stage.empty()) {
+    layers_per_virtual_stage = even_split(layers, virtual_stage_count());
+  }
+  if (micro_batches_per_replica.empty()) {
+    micro_batches_per_replica.assign(static_cast<std::size_t>(plan.dp), plan.micro_batches());
+  }
+  if (stage_fixed_ns.empty()) stage_fixed_ns.assign(static_cast<std::size_t>(plan.pp), 0);
+  assert(static_cast<int>(layers_per_virtual_stage.size()) == virtual_stage_count());
+  assert(static_cast<int>(micro_batches_per_replica.size()) == plan.dp);
+  assert(static_cast<int>(stage_fixed_ns.size()) == plan.pp);
+}
+
+int JobModel::stage_layers(int stage) const {
+  int n = 0;
+  for (int k = 0; k < plan.virtual_stages; ++k) {
+    n += layers_per_virtual_stage[static_cast<std::size_t>(k * plan.pp + stage)];
+  }
+  return n;
+}
+
+double in_flight_micro_batches(const ParallelPlan& plan, int stage, int micro_batches) {
+  const double m = std::max(1, micro_batches);
+  const double p = plan.pp;
+  switch (plan.schedule) {
+    case Schedule::GPipe:
+      return m;
+    case Schedule::Interleaved1F1B: {
+      // Warm-up forwards (2(p-s-1) + (v-1)p) plus the one in flight, each of
+      // one chunk: v chunks make one stage's worth of layers.
+      const double v = plan.virtual_stages;
+      const double warm = 2.0 * (p - stage - 1) + (v - 1) * p + 1;
+      return std::min(m, warm / v);
+    }
+    case Schedule::OneFOneB:
+    case Schedule::ZeroBubbleH1:
+      break;
+  }
+  return std::min(m, p - stage);
+}
+
+JobModel make_job_model(const ModelSpec& model, const DeviceSpec& device, const ParallelPlan& plan,
+                        const WorkProfile& profile, int seq_len, std::int64_t total_iterations,
+                        int gpus_per_node) {
+  JobModel job;
+  job.plan = plan;
+  job.layers = model.layers;
+  job.params_per_gpu_layer = profile.params_per_gpu_layer;
+  switch (plan.optimizer_sharding) {  // as sim/iteration.cpp's static_bytes_per_param
+    case OptimizerSharding::None:
+      job.static_bytes_per_param = 16.0;
+      break;
+    case OptimizerSharding::Distributed:
+      job.static_bytes_per_param = 4.0 + 12.0 / plan.dp;
+      break;
+    case OptimizerSharding::Fsdp:
+      job.static_bytes_per_param = 16.0 / plan.dp;
+      break;
+  }
+  job.activation_bytes_per_layer = layer_activation_bytes(model, plan, seq_len);
+  job.memory_limit_bytes = device.hbm_bytes;
+  job.gpus_per_node = gpus_per_node;
+  job.total_iterations = total_iterations;
+  job.stage_fixed_ns.assign(static_cast<std::size_t>(plan.pp), 0);
+  job.stage_fixed_ns.front() += profile.embedding_forward_ns + profile.embedding_backward_ns;
+  job.stage_fixed_ns.back() += profile.head_forward_ns + profile.head_backward_ns;
+  job.normalise();
+  return job;
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,128 @@
+#include "core/controller/policy_config.hpp"
+
+#include <cassert>
+#include <cmath>
+#include <sstream>
+
+#include "core/controller/policy_registry.hpp"
+#include "core/scenario/yaml_fields.hpp"
+
+namespace parashift::core {
+
+namespace {
+
+std::string number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+double read_knob(YamlFields& fields, const KnobSpec& spec) {
+  if (spec.kind == KnobKind::Bool) return *fields.optional_bool(spec.name) ? 1.0 : 0.0;
+  const YAML::Node value = fields.child(spec.name);
+  if (!value.IsScalar()) fields.fail(spec.name, "expected " + spec.expected());
+  double parsed = 0;
+  bool ok = false;
+  if (spec.kind == KnobKind::Int) {
+    long long whole = 0;
+    ok = YAML::convert<long long>::decode(value, whole);
+    parsed = static_cast<double>(whole);
+  } else {
+    ok = YAML::convert<double>::decode(value, parsed) && std::isfinite(parsed);
+  }
+  if (!ok || parsed < spec.min_value || parsed > spec.max_value) {
+    fields.fail(spec.name, "expected " + spec.expected() + ", found '" + value.Scalar() + "'");
+  }
+  return parsed;
+}
+
+}  // namespace
+
+std::string KnobSpec::expected() const {
+  switch (kind) {
+    case KnobKind::Bool:
+      return "true or false";
+    case KnobKind::Int:
+      return "an integer in [" + number(min_value) + ", " + number(max_value) + "]";
+    case KnobKind::Number:
+      break;
+  }
+  if (std::isinf(max_value)) return "a number >= " + number(min_value);
+  return "a number in [" + number(min_value) + ", " + number(max_value) + "]";
+}
+
+double ModuleConfig::knob(const std::string& knob_name) const {
+  const auto it = knobs.find(knob_name);
+  assert(it != knobs.end() && "knob not registered for this module");
+  return it->second;
+}
+
+const ModuleConfig* PolicyConfig::find(const std::string& name) const {
+  for (const auto& m : modules) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+ModuleConfig* PolicyConfig::find(const std::string& name) {
+  for (auto& m : modules) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+bool PolicyConfig::enabled(const std::string& name) const {
+  const ModuleConfig* m = find(name);
+  return m != nullptr && m->enabled;
+}
+
+PolicyConfig default_policy_config(const PolicyRegistry& registry) {
+  PolicyConfig config;
+  for (const auto& spec : registry.modules()) {
+    ModuleConfig m;
+    m.name = spec.name;
+    for (const auto& knob : spec.knobs) m.knobs[knob.name] = knob.default_value;
+    config.modules.push_back(std::move(m));
+  }
+  return config;
+}
+
+PolicyConfig read_policy_config(YamlFields& policy_section) {
+  return read_policy_config(policy_section, builtin_policy_registry());
+}
+
+PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& registry) {
+  PolicyConfig config = default_policy_config(registry);
+  const std::string expected = "window, " + registry.names();
+  for (const auto& entry : policy.node()) {
+    const std::string key = entry.first.as<std::string>();
+    if (key == "window") {
+      const int window = policy.positive_int("window");
+      if (window > kMaxWindow) {
+        policy.fail("window", "expected an integer in [1, " + std::to_string(kMaxWindow) +
+                                  "], found '" + std::to_string(window) + "'");
+      }
+      config.window = window;
+      continue;
+    }
+    const ModuleSpec* spec = registry.find(key);
+    if (spec == nullptr) {
+      policy.fail(key, "unknown policy module '" + key + "' (expected one of: " + expected + ")");
+    }
+    YamlFields fields = policy.map(key);
+    ModuleConfig& m = *config.find(key);
+    m.enabled = fields.optional_bool("enabled").value_or(true);
+    for (const auto& knob : spec->knobs) {
+      if (fields.has(knob.name)) {
+        m.knobs[knob.name] = read_knob(fields, knob);
+      } else {
+        fields.allow(knob.name);
+      }
+    }
+    fields.reject_unknown();
+  }
+  policy.reject_unknown();
+  return config;
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,68 @@
+#include "core/controller/policy_registry.hpp"
+
+#include <cassert>
+#include <limits>
+
+#include "core/controller/balancer.hpp"
+#include "core/controller/straggler_detector.hpp"
+
+namespace parashift::core {
+
+void PolicyRegistry::add(ModuleSpec spec) {
+  assert(find(spec.name) == nullptr && "policy module registered twice");
+  modules_.push_back(std::move(spec));
+}
+
+const ModuleSpec* PolicyRegistry::find(const std::string& name) const {
+  for (const auto& m : modules_) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::string PolicyRegistry::names() const {
+  std::string out;
+  for (const auto& m : modules_) out += (out.empty() ? "" : ", ") + m.name;
+  return out;
+}
+
+void register_builtin_modules(PolicyRegistry& registry) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  registry.add(
+      {"straggler",
+       "flag a GPU/node/link at >= threshold x the median per-layer time (links: best "
+       "rate) for patience iterations; clear below (1+threshold)/2",
+       {{"threshold", KnobKind::Number, 1.15, 1.01, 100, "slowdown that flags"},
+        {"patience", KnobKind::Int, 3, 1, 1000, "consecutive iterations to flag or clear"}},
+       [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
+         return std::make_unique<StragglerDetector>(c.knob("threshold"),
+                                                    static_cast<int>(c.knob("patience")));
+       }});
+  registry.add(
+      {"balance",
+       "re-partition layers (min slowest stage, memory-capped) or re-balance micro-batches "
+       "across replicas when gain over the remaining run - move cost >= min_gain_s",
+       {{"min_gain_s", KnobKind::Number, 60, 0, kInf, "least net gain to act"},
+        {"min_improvement", KnobKind::Number, 0.05, 0, 1, "least share of the iteration saved"},
+        {"move_bandwidth_gbps", KnobKind::Number, 400, 1e-3, kInf,
+         "per-GPU rate for moving layer state, Gb/s"},
+        {"repartition", KnobKind::Bool, 1, 0, 1, "may move layers between stages"},
+        {"rebalance", KnobKind::Bool, 1, 0, 1, "may move micro-batches between replicas"}},
+       [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
+         BalancerOptions o;
+         o.min_gain_s = c.knob("min_gain_s");
+         o.min_improvement = c.knob("min_improvement");
+         o.move_bandwidth_Bps = gbps(c.knob("move_bandwidth_gbps"));
+         o.repartition = c.flag("repartition");
+         o.rebalance = c.flag("rebalance");
+         return std::make_unique<Balancer>(o);
+       }});
+}
+
+PolicyRegistry builtin_policy_registry() {
+  PolicyRegistry registry;
+  register_builtin_modules(registry);
+  return registry;
+}
+
+}  // namespace parashift::core

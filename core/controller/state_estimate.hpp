@@ -1,0 +1,93 @@
+// The controller's view of the job, robust to single-iteration noise.
+//
+// Each rank's compute is first normalised to a per-layer, per-micro-batch
+// time, u = (compute / m_replica - fixed_stage) / layers_stage, so it stays
+// comparable across ranks of different stages and across re-partitions and
+// re-balances. The estimate of u (and of exposed communication, and of each
+// link's delivered rate) is the median of the last `window` samples: one
+// outlier iteration in a window of 5 never moves it, a lasting change moves
+// it after (window+1)/2 iterations. A median was chosen over a Huber-weighted
+// EWMA because it has no gain to tune and its reaction time is exact.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/controller/job_model.hpp"
+
+namespace parashift::core {
+
+class StateEstimate {
+ public:
+  /// Asserts 1 <= window <= kMaxWindow (15).
+  StateEstimate(const ParallelPlan& plan, int window);
+
+  /// Adds one iteration; `job` gives the layer split and micro-batch counts
+  /// the iteration ran with.
+  void add(const StepReport& report, const JobModel& job);
+
+  int window() const { return window_; }
+  std::int64_t samples() const { return samples_; }
+  /// A full window of samples is in.
+  bool ready() const { return samples_ >= window_; }
+
+  int ranks() const { return static_cast<int>(stage_of_rank_.size()); }
+  int stage_of(int rank) const { return stage_of_rank_[static_cast<std::size_t>(rank)]; }
+  int replica_of(int rank) const { return replica_of_rank_[static_cast<std::size_t>(rank)]; }
+
+  /// Per rank: median per-layer, per-micro-batch compute time.
+  const std::vector<double>& layer_ns() const { return layer_ns_; }
+  /// Median over ranks of layer_ns().
+  double median_layer_ns() const { return median_layer_ns_; }
+  /// Per rank: median exposed communication per iteration (computed on first
+  /// use after each add(): no module reads it every iteration yet).
+  const std::vector<double>& exposed_comm_ns() const;
+  /// Per rank: the latest peak memory (empty when the backend reports none).
+  const std::vector<double>& peak_memory_bytes() const { return peak_memory_bytes_; }
+  /// Median iteration time.
+  double iteration_ns() const { return iteration_ns_; }
+
+  struct LinkRate {
+    std::string name;
+    double rate_Bps = 0;  // median of bytes / (utilisation * iteration time); 0: idle
+  };
+  const std::vector<LinkRate>& links() const { return links_; }
+
+ private:
+  struct Window {
+    std::vector<double> values;  // [index * window + slot]
+    void resize(std::size_t entries, int window) {
+      values.assign(entries * static_cast<std::size_t>(window), 0.0);
+    }
+  };
+  double median_of(const Window& w, std::size_t index) const;
+  void add_links(const StepReport& report);
+
+  int window_;
+  std::int64_t samples_ = 0;
+  std::vector<int> stage_of_rank_;
+  std::vector<int> replica_of_rank_;
+  Window layer_window_;
+  Window comm_window_;
+  Window iteration_window_;
+  std::vector<double> layer_ns_;
+  mutable std::vector<double> exposed_comm_ns_;
+  mutable bool comm_stale_ = false;
+  std::vector<double> peak_memory_bytes_;
+  std::vector<double> scratch_;
+  std::vector<double> inverse_layers_;   // per stage
+  std::vector<double> fixed_per_layer_;  // per stage
+  std::vector<double> inverse_micro_;    // per replica
+  double median_layer_ns_ = 0;
+  double iteration_ns_ = 0;
+  // Links are matched by name; a link's window starts when it first appears.
+  std::unordered_map<std::string, std::size_t> link_index_;
+  std::vector<std::int64_t> link_samples_;
+  Window link_window_;
+  std::vector<LinkRate> links_;
+};
+
+}  // namespace parashift::core

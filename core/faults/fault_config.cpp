@@ -1,0 +1,281 @@
+#include "core/faults/fault_config.hpp"
+
+#include <cmath>
+
+#include "core/faults/duration.hpp"
+#include "core/input_error.hpp"
+
+namespace parashift::core {
+
+const char* to_string(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::Gpu:
+      return "gpu";
+    case FailureKind::Node:
+      return "node";
+    case FailureKind::Nic:
+      return "nic";
+    case FailureKind::Link:
+      return "link";
+  }
+  return "?";
+}
+
+FailureKind parse_failure_kind(const std::string& text) {
+  if (text == "gpu") return FailureKind::Gpu;
+  if (text == "node") return FailureKind::Node;
+  if (text == "nic") return FailureKind::Nic;
+  if (text == "link") return FailureKind::Link;
+  throw InputError("expected one of gpu, node, nic, link, found '" + text + "'");
+}
+
+const char* to_string(FailureDomain domain) {
+  return domain == FailureDomain::Node ? "node" : "rack";
+}
+
+const char* to_string(FaultEventKind kind) {
+  switch (kind) {
+    case FaultEventKind::Slow:
+      return "slow";
+    case FaultEventKind::Degrade:
+      return "degrade";
+    case FaultEventKind::Background:
+      return "background";
+    case FaultEventKind::Jitter:
+      return "jitter";
+    case FaultEventKind::Fail:
+      return "fail";
+  }
+  return "?";
+}
+
+double FaultConfig::failures_per_hour(int gpus, int hosts, int nics, int links) const {
+  auto rate = [](double mtbf_hours, int count) {
+    return mtbf_hours > 0 ? count / mtbf_hours : 0.0;
+  };
+  return rate(rates.gpu_mtbf_hours, gpus) + rate(rates.node_mtbf_hours, hosts) +
+         rate(rates.nic_mtbf_hours, nics) + rate(rates.link_mtbf_hours, links);
+}
+
+namespace {
+
+double number(YamlFields& f, const std::string& key, double lo, double hi, bool lo_open,
+              const std::string& expected) {
+  const YAML::Node node = f.child(key);
+  double value = 0;
+  if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !std::isfinite(value) ||
+      value < lo || value > hi || (lo_open && value == lo)) {
+    f.fail(key, "expected " + expected + ", found '" +
+                    (node.IsScalar() ? node.Scalar()
+                                     : "a " + std::string(node.IsMap() ? "map" : "list")) +
+                    "'");
+  }
+  return value;
+}
+
+double optional_number(YamlFields& f, const std::string& key, double fallback, double lo, double hi,
+                       bool lo_open, const std::string& expected) {
+  if (!f.has(key)) {
+    f.allow(key);
+    return fallback;
+  }
+  return number(f, key, lo, hi, lo_open, expected);
+}
+
+TimeNs duration(YamlFields& f, const std::string& key) {
+  const std::string text = f.string(key);
+  try {
+    return parse_strict_duration_ns(text);
+  } catch (const InputError& e) {
+    f.fail(key, e.what());
+  }
+}
+
+TimeNs optional_duration(YamlFields& f, const std::string& key, TimeNs fallback) {
+  if (!f.has(key)) {
+    f.allow(key);
+    return fallback;
+  }
+  return duration(f, key);
+}
+
+// "auto" or a duration.
+std::optional<TimeNs> interval(YamlFields& f, const std::string& key,
+                               std::optional<TimeNs> fallback) {
+  if (!f.has(key)) {
+    f.allow(key);
+    return fallback;
+  }
+  const std::string text = f.string(key);
+  if (text == "auto") return std::nullopt;
+  try {
+    const TimeNs t = parse_strict_duration_ns(text);
+    if (t <= 0) throw InputError("must be > 0");
+    return t;
+  } catch (const InputError& e) {
+    f.fail(key, std::string("expected auto or a duration > 0; ") + e.what());
+  }
+}
+
+int nonnegative_int(YamlFields& f, const std::string& key, int fallback) {
+  const long long v = f.nonnegative_int64(key, fallback);
+  if (v > 1'000'000'000) f.fail(key, "expected at most 1e9, found " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+SnapshotConfig read_snapshot(YamlFields& f) {
+  SnapshotConfig s;
+  s.interval_ns = interval(f, "interval", std::nullopt);
+  s.replicas = f.optional_positive_int("replicas").value_or(s.replicas);
+  if (s.replicas < 2) f.fail("replicas", "expected >= 2 (the owner's host and at least one peer)");
+  if (auto d = f.optional_string("domain")) {
+    if (*d == "node") {
+      s.domain = FailureDomain::Node;
+    } else if (*d == "rack") {
+      s.domain = FailureDomain::Rack;
+    } else {
+      f.fail("domain", "expected node or rack, found '" + *d + "'");
+    }
+  }
+  s.keep_versions = f.optional_positive_int("keep_versions").value_or(s.keep_versions);
+  s.host_copy_Bps = gbps(optional_number(f, "host_copy_gbps", s.host_copy_Bps * 8 / 1e9, 0, 1e9,
+                                         true, "a number of Gb/s > 0"));
+  f.reject_unknown();
+  return s;
+}
+
+BaselineConfig read_baseline(YamlFields& f) {
+  BaselineConfig b;
+  b.checkpoint_interval_ns = interval(f, "checkpoint_interval", 1800 * kNsPerS);
+  b.storage_Bps = gbps(optional_number(f, "storage_gbps", b.storage_Bps * 8 / 1e9, 0, 1e12, true,
+                                       "a number of Gb/s > 0"));
+  b.restart_ns = optional_duration(f, "restart", b.restart_ns);
+  f.reject_unknown();
+  return b;
+}
+
+FaultEvent read_event(YamlFields& f, const std::string& where) {
+  FaultEvent e;
+  e.where = where;
+  const std::string kind = f.string("kind");
+  auto at = [&] { e.at_ns = optional_duration(f, "at", 0); };
+  auto span = [&] {
+    if (f.has("duration")) {
+      e.duration_ns = duration(f, "duration");
+      if (*e.duration_ns <= 0) f.fail("duration", "expected a duration > 0");
+    } else {
+      f.allow("duration");
+    }
+  };
+  if (kind == "slow") {
+    e.kind = FaultEventKind::Slow;
+    e.gpu = nonnegative_int(f, "gpu", -1);
+    if (!f.has("gpu")) f.fail("gpu", "missing; expected a GPU index");
+    e.factor = number(f, "factor", 1, 1e6, false, "a slowdown factor >= 1");
+    at();
+    span();
+  } else if (kind == "degrade") {
+    e.kind = FaultEventKind::Degrade;
+    e.link = f.string("link");
+    e.fraction = number(f, "fraction", 0, 1, true, "a share of bandwidth left in (0, 1]");
+    at();
+    span();
+  } else if (kind == "background") {
+    e.kind = FaultEventKind::Background;
+    const YAML::Node links = f.child("links");
+    if (!links.IsSequence() || links.size() == 0)
+      f.fail("links", "expected a non-empty list of link names");
+    for (const auto& l : links) {
+      if (!l.IsScalar()) f.fail("links", "expected link names (strings)");
+      e.links.push_back(l.Scalar());
+    }
+    e.fraction = number(f, "fraction", 0, 1, false, "a share of bandwidth taken in [0, 1)");
+    if (e.fraction >= 1) f.fail("fraction", "expected a share of bandwidth taken in [0, 1)");
+    at();
+    span();
+  } else if (kind == "jitter") {
+    e.kind = FaultEventKind::Jitter;
+    e.sigma = number(f, "sigma", 0, 10, false, "a relative standard deviation >= 0");
+  } else if (kind == "fail") {
+    e.kind = FaultEventKind::Fail;
+    const std::string target = f.string("target");
+    try {
+      e.target = parse_failure_kind(target);
+    } catch (const InputError& err) {
+      f.fail("target", err.what());
+    }
+    e.id = f.string("id");
+    if (e.target != FailureKind::Link) {
+      try {
+        std::size_t used = 0;
+        const long long v = std::stoll(e.id, &used);
+        if (used != e.id.size() || v < 0) throw InputError("");
+      } catch (const std::exception&) {
+        f.fail("id", "expected a non-negative " + target + " index, found '" + e.id + "'");
+      }
+    }
+    e.at_ns = duration(f, "at");
+  } else {
+    f.fail("kind", "expected one of slow, degrade, background, jitter, fail, found '" + kind + "'");
+  }
+  f.reject_unknown();
+  return e;
+}
+
+}  // namespace
+
+FaultConfig read_fault_config(YamlFields& f) {
+  FaultConfig c;
+  const std::string mtbf = "a number of hours > 0";
+  c.rates.gpu_mtbf_hours = optional_number(f, "gpu_mtbf_hours", 0, 0, 1e12, true, mtbf);
+  c.rates.node_mtbf_hours = optional_number(f, "node_mtbf_hours", 0, 0, 1e12, true, mtbf);
+  c.rates.nic_mtbf_hours = optional_number(f, "nic_mtbf_hours", 0, 0, 1e12, true, mtbf);
+  c.rates.link_mtbf_hours = optional_number(f, "link_mtbf_hours", 0, 0, 1e12, true, mtbf);
+  if (f.has("link_flap")) {
+    YamlFields flap = f.map("link_flap");
+    c.flap.probability =
+        optional_number(flap, "probability", 0, 0, 1, false, "a probability in [0, 1]");
+    c.flap.flaps = flap.optional_positive_int("flaps").value_or(c.flap.flaps);
+    c.flap.period_ns = optional_duration(flap, "period", c.flap.period_ns);
+    flap.reject_unknown();
+  } else {
+    f.allow("link_flap");
+  }
+  c.heartbeat_timeout_ns = optional_duration(f, "heartbeat_timeout", c.heartbeat_timeout_ns);
+  c.reinit_ns = optional_duration(f, "reinit", c.reinit_ns);
+  c.repair_ns = optional_duration(f, "repair", c.repair_ns);
+  c.spares = nonnegative_int(f, "spares", 0);
+  c.hosts_per_rack = f.optional_positive_int("hosts_per_rack");
+  c.days = optional_number(f, "days", c.days, 0, 3650, true, "a number of days in (0, 3650]");
+  if (f.has("snapshot")) {
+    YamlFields s = f.map("snapshot");
+    c.snapshot = read_snapshot(s);
+  } else {
+    f.allow("snapshot");
+  }
+  if (f.has("baseline")) {
+    YamlFields b = f.map("baseline");
+    c.baseline = read_baseline(b);
+  } else {
+    f.allow("baseline");
+  }
+  if (f.has("events")) {
+    const YAML::Node events = f.child("events");
+    if (!events.IsSequence()) f.fail("events", "expected a list of events");
+    const std::string base = f.where("events");
+    std::size_t i = 0;
+    for (const auto& item : events) {
+      const std::string path = base.substr(base.rfind(' ') + 1) + "[" + std::to_string(i) + "]";
+      const std::string file = base.substr(0, base.find(':'));
+      YamlFields ef(item, path, file);
+      c.events.push_back(read_event(ef, yaml_location(file, item) + path));
+      ++i;
+    }
+  } else {
+    f.allow("events");
+  }
+  f.reject_unknown();
+  return c;
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,100 @@
+// The `faults:` section of a scenario: random failure rates, detection and
+// recovery knobs, the spares pool, the snapshot policy and the baseline
+// (remote checkpoints + full restart), and scheduled events (slowdowns for
+// the straggler work, failures at fixed times). Data only: read and
+// validated here, used by sim/faults and the policy.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario/yaml_fields.hpp"
+#include "core/units.hpp"
+
+namespace parashift::core {
+
+enum class FailureKind { Gpu, Node, Nic, Link };
+const char* to_string(FailureKind kind);
+/// "gpu", "node", "nic", "link"; throws InputError listing them otherwise.
+FailureKind parse_failure_kind(const std::string& text);
+
+/// Where snapshot replicas go: another node, or a node in another rack.
+enum class FailureDomain { Node, Rack };
+const char* to_string(FailureDomain domain);
+
+/// Mean time between failures of ONE component, in hours; 0 = never fails.
+struct FailureRates {
+  double gpu_mtbf_hours = 0;   // per GPU
+  double node_mtbf_hours = 0;  // per host (whole node: GPUs and host memory)
+  double nic_mtbf_hours = 0;   // per NIC (one NIC per GPU)
+  double link_mtbf_hours = 0;  // per switch-to-switch cable
+};
+
+/// A failed link may flap: go down `flaps` times, `period_ns` apart.
+struct LinkFlap {
+  double probability = 0;  // share of link failures that flap, [0, 1]
+  int flaps = 3;
+  TimeNs period_ns = 60 * kNsPerS;
+};
+
+struct SnapshotConfig {
+  std::optional<TimeNs> interval_ns;  // nullopt: "auto" (Young/Daly from cost and MTBF)
+  int replicas = 2;                   // copies in host memory, the owner's host included
+  FailureDomain domain = FailureDomain::Rack;
+  int keep_versions = 3;        // versions each host keeps
+  double host_copy_Bps = 50e9;  // device -> host copy (PCIe) per GPU
+};
+
+struct BaselineConfig {
+  std::optional<TimeNs> checkpoint_interval_ns;  // nullopt: "auto" (Young/Daly)
+  double storage_Bps = 1e12;                     // aggregate remote-storage bandwidth
+  TimeNs restart_ns = 600 * kNsPerS;             // full job restart (scheduler + init)
+};
+
+enum class FaultEventKind { Slow, Degrade, Background, Jitter, Fail };
+const char* to_string(FaultEventKind kind);
+
+/// One scheduled event; which fields mean something depends on `kind`:
+///   slow:       gpu, factor (> 1: that much slower), at, duration
+///   degrade:    link, fraction (of bandwidth left, (0, 1]), at, duration
+///   background: links, fraction (of bandwidth taken, [0, 1)), at, duration
+///   jitter:     sigma (relative compute-time noise, >= 0)
+///   fail:       target, id (GPU / host / NIC index, or a link name), at
+struct FaultEvent {
+  FaultEventKind kind = FaultEventKind::Slow;
+  std::string where;  // "file:line:col: faults.events[3]" for later messages
+  int gpu = -1;
+  double factor = 1;
+  std::string link;
+  std::vector<std::string> links;
+  double fraction = 0;
+  double sigma = 0;
+  FailureKind target = FailureKind::Gpu;
+  std::string id;
+  TimeNs at_ns = 0;
+  std::optional<TimeNs> duration_ns;  // nullopt: until the end of the run
+};
+
+struct FaultConfig {
+  FailureRates rates;
+  LinkFlap flap;
+  TimeNs heartbeat_timeout_ns = 30 * kNsPerS;  // failure -> detected
+  TimeNs reinit_ns = 20 * kNsPerS;             // restart ranks on spares, rebuild communicators
+  TimeNs repair_ns = 48 * 3600 * kNsPerS;      // failed hardware back in the spare pool
+  int spares = 0;                              // spare GPUs (whole spare hosts)
+  std::optional<int> hosts_per_rack;           // racks; default: hosts on one leaf switch
+  double days = 30;                            // campaign length
+  SnapshotConfig snapshot;
+  BaselineConfig baseline;
+  std::vector<FaultEvent> events;
+
+  /// Failures per hour of the whole cluster for the given component counts.
+  double failures_per_hour(int gpus, int hosts, int nics, int links) const;
+};
+
+/// Reads a `faults:` map. Every error is an InputError naming the file,
+/// line, field and what was expected; unknown fields are rejected.
+FaultConfig read_fault_config(YamlFields& faults_section);
+
+}  // namespace parashift::core

@@ -1,0 +1,28 @@
+// With no spare left: drop the data-parallel replicas that held a rank no
+// spare could take, keep each remaining replica's share of the batch
+// (global batch = new dp x old per-replica batch), and re-plan with the
+// planner on the GPUs left, tensor/pipeline/context parallelism pinned so
+// every surviving shard keeps its meaning.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/parallel_plan.hpp"
+#include "core/planner/planner.hpp"
+
+namespace parashift::core {
+
+struct ShrinkResult {
+  ParallelPlan plan;            // the planner's best plan on the GPUs left
+  std::vector<int> dropped_dp;  // data-parallel indices given up, ascending
+  int gpus = 0;                 // GPUs the new plan uses
+  double batch_share = 1;       // new global batch / old: useful work per iteration
+};
+
+/// `base` describes the job as planned (model, device, cluster, options);
+/// nullopt when every replica would be dropped or no plan fits.
+std::optional<ShrinkResult> shrink_and_replan(const PlannerInput& base, const ParallelPlan& current,
+                                              const std::vector<int>& unplaced_ranks);
+
+}  // namespace parashift::core

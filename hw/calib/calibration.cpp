@@ -1,0 +1,157 @@
+#include "hw/calib/calibration.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <fstream>
+#include <limits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/input_error.hpp"
+#include "hw/cpu/gemm_probe.hpp"
+
+namespace parashift::hw {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The slowest rank's value: every rank must finish for an iteration to end.
+double slowest(Communicator& world, double seconds) {
+  world.all_reduce_max(std::span<double>(&seconds, 1));
+  return seconds;
+}
+
+double measure_memory_Bps(int repeats) {
+  std::vector<float> a(std::size_t{1} << 23, 1.0f), b(a.size());  // 32 MiB each
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    std::copy(a.begin(), a.end(), b.begin());
+    best = std::min(best, seconds_since(start));
+    a[static_cast<std::size_t>(r)] = b[static_cast<std::size_t>(r) + 1];
+  }
+  return 2.0 * static_cast<double>(a.size() * sizeof(float)) / best;  // read + write
+}
+
+}  // namespace
+
+CalibrationProfile measure_calibration(Communicator& world, bool quick) {
+  CalibrationProfile p;
+  p.ranks = world.size();
+  const int repeats = quick ? 2 : 5;
+  // Squares for the peak and fall-off, then the synthetic layer's shapes
+  // (tokens x hidden x 3h, tokens x h x 4h, seq x seq x head_dim).
+  std::vector<std::array<int, 3>> shapes{
+      {32, 32, 32}, {64, 64, 64}, {128, 128, 128}, {256, 256, 256}};
+  if (!quick) {
+    shapes.insert(
+        shapes.end(),
+        {{512, 512, 512}, {128, 768, 256}, {128, 1024, 256}, {128, 256, 1024}, {128, 128, 64}});
+  }
+  for (const auto& [m, n, k] : shapes) {
+    world.barrier();
+    const auto g = measure_cpu_gemm(m, n, k, repeats);
+    const double seconds = slowest(world, g.seconds);
+    p.gemm.push_back({m, n, k, 2.0 * m * n * static_cast<double>(k) / seconds});
+  }
+  p.memory_Bps = measure_memory_Bps(repeats);
+  if (world.size() > 1) {
+    const std::size_t largest = quick ? (std::size_t{1} << 16) : (std::size_t{1} << 24);
+    for (std::size_t bytes = 4096; bytes <= largest; bytes *= 8) {
+      std::vector<float> buffer(bytes / sizeof(float), 1.0f);
+      double best = std::numeric_limits<double>::infinity();
+      for (int r = 0; r < repeats; ++r) {
+        world.barrier();
+        const auto start = std::chrono::steady_clock::now();
+        world.all_reduce_sum(std::span<float>(buffer));
+        best = std::min(best, slowest(world, seconds_since(start)));
+      }
+      const double n = world.size();
+      p.all_reduce.push_back({static_cast<double>(bytes), best,
+                              static_cast<double>(bytes) / best * 2.0 * (n - 1) / n});
+    }
+  }
+  return p;
+}
+
+nlohmann::json to_json(const CalibrationProfile& p) {
+  nlohmann::json gemm = nlohmann::json::array(), coll = nlohmann::json::array();
+  for (const auto& g : p.gemm)
+    gemm.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"flops_per_s", g.flops_per_s}});
+  for (const auto& c : p.all_reduce)
+    coll.push_back({{"bytes", c.bytes}, {"seconds", c.seconds}, {"bus_Bps", c.bus_Bps}});
+  return {{"device", p.device},
+          {"ranks", p.ranks},
+          {"gemm", gemm},
+          {"all_reduce", coll},
+          {"memory_Bps", p.memory_Bps}};
+}
+
+CalibrationProfile profile_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    CalibrationProfile p;
+    p.device = j.at("device").get<std::string>();
+    p.ranks = j.at("ranks").get<int>();
+    for (const auto& g : j.at("gemm"))
+      p.gemm.push_back({g.at("m").get<int>(), g.at("n").get<int>(), g.at("k").get<int>(),
+                        g.at("flops_per_s").get<double>()});
+    for (const auto& c : j.at("all_reduce"))
+      p.all_reduce.push_back({c.at("bytes").get<double>(), c.at("seconds").get<double>(),
+                              c.at("bus_Bps").get<double>()});
+    p.memory_Bps = j.at("memory_Bps").get<double>();
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    throw core::InputError(where + ": not a calibration profile (" + e.what() + ")");
+  }
+}
+
+core::DeviceSpec device_from_profile(const CalibrationProfile& p) {
+  if (p.gemm.empty() || !(p.memory_Bps > 0))
+    throw core::InputError("calibration profile: expected GEMM points and memory_Bps > 0");
+  core::DeviceSpec d;
+  d.name = "calibrated " + p.device;
+  for (const auto& g : p.gemm)
+    d.peak_bf16_flops_per_s = std::max(d.peak_bf16_flops_per_s, g.flops_per_s);
+  d.efficiency.gemm_max = 1.0;
+  d.efficiency.attention = 1.0;
+  d.efficiency.memory = 1.0;
+  // eff(d) = d / (d + half) at the smallest dimension d: half = d (1/eff - 1); median of the fits.
+  std::vector<double> halves;
+  for (const auto& g : p.gemm) {
+    const double eff = g.flops_per_s / d.peak_bf16_flops_per_s;
+    if (eff < 0.999) halves.push_back(std::min({g.m, g.n, g.k}) * (1.0 / eff - 1.0));
+  }
+  if (!halves.empty()) {
+    std::nth_element(halves.begin(),
+                     halves.begin() + static_cast<std::ptrdiff_t>(halves.size() / 2), halves.end());
+    d.efficiency.gemm_half_dim = halves[halves.size() / 2];
+  } else {
+    d.efficiency.gemm_half_dim = 0;
+  }
+  d.hbm_Bps = p.memory_Bps;
+  d.hbm_bytes = 64.0 * 1024 * 1024 * 1024;  // host memory is not what limits the tiny model
+  double best_bus = 0;
+  for (const auto& c : p.all_reduce) best_bus = std::max(best_bus, c.bus_Bps);
+  d.nvlink_Bps = d.nic_Bps = best_bus > 0 ? best_bus : p.memory_Bps;
+  d.validate();
+  return d;
+}
+
+core::DeviceSpec load_calibrated_device(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw core::InputError(file.string() + ": cannot open calibration profile");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw core::InputError(file.string() + ": malformed JSON (" + e.what() + ")");
+  }
+  return device_from_profile(profile_from_json(j, file.string()));
+}
+
+}  // namespace parashift::hw

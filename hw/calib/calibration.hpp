@@ -1,0 +1,51 @@
+// Calibration of the cost model against this machine: GEMM throughput by
+// shape and all-reduce bus bandwidth by size (nccl-tests' factor 2(n-1)/n),
+// measured on every rank of the job at once (as training loads it), written
+// as a JSON device profile, and read back as a core::DeviceSpec.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/device_spec.hpp"
+#include "hw/comm/communicator.hpp"
+
+namespace parashift::hw {
+
+struct GemmPoint {
+  int m = 0, n = 0, k = 0;
+  double flops_per_s = 0;  // slowest rank's best of the repeats
+};
+
+struct CollectivePoint {
+  double bytes = 0;  // per rank buffer
+  double seconds = 0;
+  double bus_Bps = 0;  // bytes / seconds x 2(n-1)/n
+};
+
+struct CalibrationProfile {
+  std::string device = "cpu-eigen-fp32";
+  int ranks = 1;
+  std::vector<GemmPoint> gemm;
+  std::vector<CollectivePoint> all_reduce;  // empty on one rank
+  double memory_Bps = 0;                    // streaming copy, per rank
+};
+
+/// Collective over `world`. `quick` uses fewer shapes and repeats (tests).
+CalibrationProfile measure_calibration(Communicator& world, bool quick);
+
+nlohmann::json to_json(const CalibrationProfile& profile);
+CalibrationProfile profile_from_json(const nlohmann::json& json, const std::string& where);
+
+/// The measured rates as a DeviceSpec the cost model and simulator can use:
+/// peak = fastest GEMM, efficiency.gemm_max = 1, gemm_half_dim fitted to the
+/// small shapes (eff = d / (d + half)), hbm_Bps = memory_Bps, nvlink_Bps =
+/// nic_Bps = best all-reduce bus bandwidth. Throws core::InputError naming
+/// the file and field when the profile is unusable.
+core::DeviceSpec device_from_profile(const CalibrationProfile& profile);
+core::DeviceSpec load_calibrated_device(const std::filesystem::path& file);
+
+}  // namespace parashift::hw

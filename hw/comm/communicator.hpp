@@ -1,0 +1,42 @@
+// The narrow interface the executor talks to its peers through: a group of
+// ranks that can reduce, gather and exchange point-to-point messages. The CPU
+// flavour implements it with MPI, tests with a one-rank SelfCommunicator; the
+// CUDA flavour's NCCL communicator carries device buffers behind the same calls.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace parashift::hw {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// Element-wise sum over the group, in place.
+  virtual void all_reduce_sum(std::span<float> data) = 0;
+  virtual void all_reduce_sum(std::span<double> data) = 0;
+  virtual void all_reduce_max(std::span<double> data) = 0;
+  /// Every rank's `mine` (all the same length), concatenated in rank order.
+  virtual std::vector<double> all_gather(std::span<const double> mine) = 0;
+  virtual void barrier() = 0;
+
+  /// Queues `data` (copied) for `peer`; it is delivered by flush_sends() at the latest.
+  virtual void send(std::span<const float> data, int peer, int tag) = 0;
+  /// Blocks until the message with `tag` from `peer` has filled `data` exactly.
+  virtual void recv(std::span<float> data, int peer, int tag) = 0;
+  virtual void send_bytes(std::span<const std::byte> data, int peer, int tag) = 0;
+  /// Receives a message of any length.
+  virtual std::vector<std::byte> recv_bytes(int peer, int tag) = 0;
+  /// Waits until every queued send has left.
+  virtual void flush_sends() = 0;
+
+  /// Ranks with the same `color` form a new group, ordered by `key`.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+};
+
+}  // namespace parashift::hw

@@ -1,0 +1,345 @@
+#include "hw/exec/hw_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "core/input_error.hpp"
+#include "hw/exec/pipeline_schedule.hpp"
+#include "hw/exec/work_split.hpp"
+#include "hw/model/synthetic_data.hpp"
+
+namespace parashift::hw {
+
+namespace {
+
+core::TimeNs now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Adds the time since construction to `sink` when it goes out of scope.
+class ScopedTimer {
+ public:
+  explicit ScopedTimer(core::TimeNs& sink) : sink_(sink), start_(now_ns()) {}
+  ~ScopedTimer() { sink_ += now_ns() - start_; }
+  ScopedTimer(const ScopedTimer&) = delete;
+  ScopedTimer& operator=(const ScopedTimer&) = delete;
+
+ private:
+  core::TimeNs& sink_;
+  core::TimeNs start_;
+};
+
+void check_supported(const core::ParallelPlan& plan) {
+  auto reject = [](const std::string& what) {
+    throw core::InputError("plan." + what + " (the hw executor does not run it)");
+  };
+  if (plan.cp != 1) reject("cp: context parallelism, found cp=" + std::to_string(plan.cp));
+  if (plan.virtual_stages != 1)
+    reject("virtual_stages: interleaving, found " + std::to_string(plan.virtual_stages));
+  if (plan.sequence_parallel) reject("sequence_parallel: expected false");
+  if (plan.recompute != core::Recompute::None)
+    reject(std::string("recompute: expected none, found ") + core::to_string(plan.recompute));
+  if (plan.optimizer_sharding != core::OptimizerSharding::None)
+    reject(std::string("optimizer_sharding: expected none, found ") +
+           core::to_string(plan.optimizer_sharding));
+  if (plan.schedule != core::Schedule::OneFOneB && plan.schedule != core::Schedule::GPipe)
+    reject(std::string("schedule: expected 1f1b or gpipe, found ") +
+           core::to_string(plan.schedule));
+}
+
+// Tags on the pipeline group: activations 2*mb, their gradients 2*mb + 1.
+int forward_tag(int micro_batch) {
+  return 2 * micro_batch;
+}
+int backward_tag(int micro_batch) {
+  return 2 * micro_batch + 1;
+}
+
+std::span<float> span_of(Matrix& m) {
+  return {m.data(), static_cast<std::size_t>(m.size())};
+}
+
+}  // namespace
+
+struct HwBackend::Counters {
+  core::TimeNs compute_ns = 0, tp_ns = 0, pp_ns = 0, dp_ns = 0, wall_ns = 0;
+  double tp_bytes = 0, pp_bytes = 0, dp_bytes = 0;
+  double peak_stash_bytes = 0;
+  double loss = 0;
+};
+
+HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t seed,
+                     const core::ParallelPlan& plan, HwOptions options, Communicator& world)
+    : model_(model),
+      plan_(plan),
+      seed_(seed),
+      options_(std::move(options)),
+      world_(world),
+      store_(options_.shm_root, options_.job, world.rank() / ranks_per_node()) {
+  if (world.size() != plan.gpus())
+    throw core::InputError("plan: tp*pp*dp*cp=" + std::to_string(plan.gpus()) +
+                           " ranks, but the job has " + std::to_string(world.size()) +
+                           " (launch with mpirun -np " + std::to_string(plan.gpus()) + ")");
+  check_supported(plan);
+  plan.validate(model, seq_len, world.size());
+  if (world.size() % ranks_per_node() != 0)
+    throw core::InputError("ranks_per_node=" + std::to_string(ranks_per_node()) +
+                           " does not divide the job's " + std::to_string(world.size()) + " ranks");
+  shape_ = {model.hidden, model.heads, model.ffn_hidden, plan.tp, seq_len, plan.micro_batch};
+  groups_ = make_comm_groups(world, plan);
+  layers_per_stage_ = even_split(model.layers, plan.pp);
+  micro_batches_ = std::vector<int>(static_cast<std::size_t>(plan.dp), plan.micro_batches());
+  const int first = stage_first_layer();
+  for (int l = first; l < first + layers_per_stage_[static_cast<std::size_t>(groups_.coord.pp)];
+       ++l)
+    layers_.emplace(l, new_slot(l));
+}
+
+core::Capabilities HwBackend::capabilities() const {
+  core::Capabilities caps;
+  caps.live_repartition = true;
+  caps.snapshots_to_host = true;
+  caps.ranks = world_.size();
+  return caps;
+}
+
+int HwBackend::stage_first_layer() const {
+  return offsets_of(layers_per_stage_)[static_cast<std::size_t>(groups_.coord.pp)];
+}
+
+HwBackend::LayerSlot HwBackend::new_slot(int layer) const {
+  LayerSlot slot;
+  slot.weights = init_layer(shape_, seed_, layer, groups_.coord.tp);
+  slot.grads = zero_layer(shape_);
+  slot.state = zero_state(options_.optimizer, shape_);
+  return slot;
+}
+
+core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
+  if (plan.label() != plan_.label() || plan.global_batch != plan_.global_batch)
+    throw std::invalid_argument("hw backend built for plan '" + plan_.label() +
+                                "' cannot step plan '" + plan.label() +
+                                "' (replan is not supported)");
+  Counters counters;
+  const core::TimeNs start = now_ns();
+  for (auto& [index, slot] : layers_)
+    for (Matrix* g : slot.grads.all()) g->setZero();
+  run_pipeline(counters);
+  all_reduce_gradients(counters);
+  {
+    ScopedTimer timer(counters.compute_ns);
+    for (auto& [index, slot] : layers_)
+      optimizer_update(options_.optimizer, iteration_ + 1, slot.weights, slot.grads, slot.state);
+  }
+  // The loss lives on the last stage's tp-rank-0 members; one sum gives it to everyone.
+  double loss = (groups_.coord.pp == plan_.pp - 1 && groups_.coord.tp == 0) ? counters.loss : 0.0;
+  world_.all_reduce_sum(std::span<double>(&loss, 1));
+  last_loss_ = loss;
+  counters.wall_ns = now_ns() - start;
+  core::StepReport report = make_report(counters);
+  ++iteration_;
+  return report;
+}
+
+void HwBackend::run_pipeline(Counters& c) {
+  Communicator& pp = *groups_.pp;
+  const int stage = groups_.coord.pp;
+  const bool first = stage == 0, last = stage == plan_.pp - 1;
+  const int my_micro_batches = micro_batches_[static_cast<std::size_t>(groups_.coord.dp)];
+  const int all_micro_batches = std::accumulate(micro_batches_.begin(), micro_batches_.end(), 0);
+  const int global_offset = offsets_of(micro_batches_)[static_cast<std::size_t>(groups_.coord.dp)];
+  const double activation_bytes = static_cast<double>(shape_.tokens()) * shape_.hidden * 4.0;
+
+  const TpReduce tp_reduce = [&](Matrix& m) {
+    if (plan_.tp == 1) return;
+    ScopedTimer timer(c.tp_ns);
+    groups_.tp->all_reduce_sum(span_of(m));
+    c.tp_bytes += static_cast<double>(m.size()) * 4.0;
+  };
+  std::vector<std::vector<LayerStash>> stash(static_cast<std::size_t>(my_micro_batches));
+  std::vector<Matrix> loss_grad(static_cast<std::size_t>(my_micro_batches));
+  double stash_bytes = 0;
+
+  for (const PipelineOp& op : stage_schedule(plan_.schedule, stage, plan_.pp, my_micro_batches)) {
+    const auto mb = static_cast<std::size_t>(op.micro_batch);
+    Matrix x(shape_.tokens(), shape_.hidden);
+    if (op.forward) {
+      if (first) {
+        x = micro_batch_input(shape_, seed_, global_offset + op.micro_batch);
+      } else {
+        ScopedTimer timer(c.pp_ns);
+        pp.recv(span_of(x), stage - 1, forward_tag(op.micro_batch));
+      }
+      const core::TimeNs tp_before = c.tp_ns;
+      const core::TimeNs t0 = now_ns();
+      stash[mb].resize(layers_.size());
+      std::size_t i = 0;
+      for (auto& [index, slot] : layers_)
+        x = layer_forward(slot.weights, shape_, x, stash[mb][i++], tp_reduce);
+      for (const auto& s : stash[mb]) stash_bytes += static_cast<double>(s.bytes());
+      c.peak_stash_bytes = std::max(c.peak_stash_bytes, stash_bytes);
+      if (last) {
+        LossTerm term =
+            squared_error_loss(x, micro_batch_target(shape_, seed_, global_offset + op.micro_batch),
+                               all_micro_batches);
+        c.loss += term.loss;
+        loss_grad[mb] = std::move(term.dy);
+      }
+      c.compute_ns += now_ns() - t0 - (c.tp_ns - tp_before);
+      if (!last) {
+        ScopedTimer timer(c.pp_ns);
+        pp.send(span_of(x), stage + 1, forward_tag(op.micro_batch));
+        c.pp_bytes += activation_bytes;
+      }
+    } else {
+      Matrix dy(shape_.tokens(), shape_.hidden);
+      if (last) {
+        dy = std::move(loss_grad[mb]);
+      } else {
+        ScopedTimer timer(c.pp_ns);
+        pp.recv(span_of(dy), stage + 1, backward_tag(op.micro_batch));
+      }
+      const core::TimeNs tp_before = c.tp_ns;
+      const core::TimeNs t0 = now_ns();
+      std::size_t i = layers_.size();
+      for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
+        --i;
+        dy = layer_backward(it->second.weights, shape_, stash[mb][i], dy, it->second.grads,
+                            tp_reduce);
+      }
+      for (const auto& s : stash[mb]) stash_bytes -= static_cast<double>(s.bytes());
+      stash[mb].clear();
+      c.compute_ns += now_ns() - t0 - (c.tp_ns - tp_before);
+      if (!first) {
+        ScopedTimer timer(c.pp_ns);
+        pp.send(span_of(dy), stage - 1, backward_tag(op.micro_batch));
+        c.pp_bytes += activation_bytes;
+      }
+    }
+  }
+  if (plan_.pp == 1) return;
+  ScopedTimer timer(c.pp_ns);
+  pp.flush_sends();
+}
+
+void HwBackend::all_reduce_gradients(Counters& c) {
+  if (plan_.dp == 1) return;
+  ScopedTimer timer(c.dp_ns);
+  // Buckets of dp_bucket_bytes filled from the last layer backwards (the
+  // order backward produces them, as Megatron's DDP buckets do).
+  std::vector<Matrix*> grads;
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it)
+    for (Matrix* g : it->second.grads.all()) grads.push_back(g);
+  const std::size_t bucket_elems =
+      std::max<std::size_t>(1, options_.dp_bucket_bytes / sizeof(float));
+  std::vector<float> bucket;
+  bucket.reserve(bucket_elems);
+  struct Piece {
+    float* data;
+    std::size_t count;
+  };
+  std::vector<Piece> pieces;
+  auto flush = [&] {
+    if (bucket.empty()) return;
+    groups_.dp->all_reduce_sum(std::span<float>(bucket));
+    c.dp_bytes += static_cast<double>(bucket.size()) * sizeof(float);
+    std::size_t at = 0;
+    for (const Piece& p : pieces) {
+      std::copy_n(bucket.begin() + static_cast<std::ptrdiff_t>(at), p.count, p.data);
+      at += p.count;
+    }
+    bucket.clear();
+    pieces.clear();
+  };
+  for (Matrix* g : grads) {
+    std::size_t done = 0;
+    const auto total = static_cast<std::size_t>(g->size());
+    while (done < total) {
+      const std::size_t take = std::min(total - done, bucket_elems - bucket.size());
+      bucket.insert(bucket.end(), g->data() + done, g->data() + done + take);
+      pieces.push_back({g->data() + done, take});
+      done += take;
+      if (bucket.size() == bucket_elems) flush();
+    }
+  }
+  flush();
+}
+
+core::StepReport HwBackend::make_report(const Counters& c) const {
+  // Every rank's counters, gathered so every rank builds the same report.
+  const double persistent_bytes =
+      static_cast<double>(layers_.size()) * static_cast<double>(zero_layer(shape_).elements()) *
+      sizeof(float) * (options_.optimizer.kind == OptimizerKind::Adam ? 4.0 : 2.0);
+  const std::vector<double> mine{static_cast<double>(c.compute_ns),
+                                 static_cast<double>(c.tp_ns),
+                                 static_cast<double>(c.pp_ns),
+                                 static_cast<double>(c.dp_ns),
+                                 c.tp_bytes,
+                                 c.pp_bytes,
+                                 c.dp_bytes,
+                                 persistent_bytes + c.peak_stash_bytes,
+                                 static_cast<double>(c.wall_ns)};
+  const std::size_t width = mine.size();
+  const std::vector<double> all = world_.all_gather(mine);
+  auto at = [&](int rank, std::size_t field) {
+    return all[static_cast<std::size_t>(rank) * width + field];
+  };
+  core::StepReport r;
+  r.iteration = iteration_;
+  const int ranks = world_.size();
+  const core::RankLayout layout(plan_);
+  for (int rank = 0; rank < ranks; ++rank) {
+    r.iteration_ns = std::max(r.iteration_ns, static_cast<core::TimeNs>(at(rank, 8)));
+    r.rank_compute_ns.push_back(static_cast<core::TimeNs>(at(rank, 0)));
+    r.rank_exposed_comm_ns.push_back(
+        static_cast<core::TimeNs>(at(rank, 1) + at(rank, 2) + at(rank, 3)));
+    r.rank_peak_memory_bytes.push_back(at(rank, 7));
+  }
+  // One entry per group: the slowest member's busy time; bytes per member
+  // for collectives (nccl-tests' per-rank buffer), summed for send/recv.
+  auto add_group = [&](const std::string& name, const char* kind, std::size_t time_field,
+                       std::size_t bytes_field, bool sum_bytes, auto member_of, int members) {
+    core::GroupComm g{name, kind, 0, 0};
+    for (int m = 0; m < members; ++m) {
+      const int rank = member_of(m);
+      g.busy_ns = std::max(g.busy_ns, static_cast<core::TimeNs>(at(rank, time_field)));
+      g.bytes = sum_bytes ? g.bytes + at(rank, bytes_field) : at(member_of(0), bytes_field);
+    }
+    r.comm.push_back(g);
+  };
+  for (int s = 0; s < plan_.pp; ++s)
+    for (int d = 0; d < plan_.dp && plan_.tp > 1; ++d)
+      add_group(
+          "tp[stage " + std::to_string(s) + ", replica " + std::to_string(d) + "]", "all_reduce", 1,
+          4, false,
+          [&](int t) {
+            return layout.rank({t, 0, d, s});
+          },
+          plan_.tp);
+  for (int d = 0; d < plan_.dp && plan_.pp > 1; ++d)
+    for (int t = 0; t < plan_.tp; ++t)
+      add_group(
+          "pp[replica " + std::to_string(d) + ", tp " + std::to_string(t) + "]", "send_recv", 2, 5,
+          true,
+          [&](int s) {
+            return layout.rank({t, 0, d, s});
+          },
+          plan_.pp);
+  for (int s = 0; s < plan_.pp && plan_.dp > 1; ++s)
+    for (int t = 0; t < plan_.tp; ++t)
+      add_group(
+          "dp[stage " + std::to_string(s) + ", tp " + std::to_string(t) + "]", "all_reduce", 3, 6,
+          false,
+          [&](int d) {
+            return layout.rank({t, 0, d, s});
+          },
+          plan_.dp);
+  return r;
+}
+
+}  // namespace parashift::hw

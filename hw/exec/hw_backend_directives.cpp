@@ -1,0 +1,271 @@
+// HwBackend's directives: repartition and rebalance between iterations,
+// snapshot to node shared memory and restore from it.
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <variant>
+
+#include "core/input_error.hpp"
+#include "hw/exec/hw_backend.hpp"
+#include "hw/exec/work_split.hpp"
+#include "hw/hw_error.hpp"
+#include "hw/snapshot/byte_stream.hpp"
+
+namespace parashift::hw {
+
+namespace {
+
+// Tags on the pipeline group (layer moves) and on the job's group (shards),
+// below MPI's guaranteed MPI_TAG_UB of 32767.
+constexpr int kLayerMoveTag = 20'000;  // + global layer index
+constexpr int kReplicaTag = 31'000;
+constexpr int kFetchTag = 31'001;
+constexpr std::size_t kVersionSlots = 16;  // versions per rank and kind exchanged at restore
+
+int stage_of(const std::vector<int>& offsets, int layer) {
+  const auto it = std::upper_bound(offsets.begin(), offsets.end(), layer);
+  return static_cast<int>(it - offsets.begin()) - 1;
+}
+
+}  // namespace
+
+void HwBackend::apply(const core::Directive& directive) {
+  std::visit(
+      [this](const auto& action) {
+        using T = std::decay_t<decltype(action)>;
+        if constexpr (std::is_same_v<T, core::RepartitionDirective>) {
+          repartition(action.layers_per_stage);
+        } else if constexpr (std::is_same_v<T, core::RebalanceDirective>) {
+          rebalance(action.micro_batches);
+        } else if constexpr (std::is_same_v<T, core::SnapshotDirective>) {
+          snapshot(action.version);
+        } else if constexpr (std::is_same_v<T, core::RestoreDirective>) {
+          restore(action.version);
+        } else {
+          throw std::invalid_argument(std::string("hw backend: ") + core::kind_name(action) +
+                                      " is not supported");
+        }
+      },
+      directive.action);
+}
+
+void HwBackend::repartition(const std::vector<int>& counts) {
+  check_split(counts, plan_.pp, model_.layers, 1, "repartition layers_per_stage");
+  const auto old_offsets = offsets_of(layers_per_stage_);
+  const auto new_offsets = offsets_of(counts);
+  const int stage = groups_.coord.pp;
+  Communicator& pp = *groups_.pp;
+  // Every moving layer goes from its old stage to its new one, between the
+  // members with the same tp rank and replica: weights and optimizer state.
+  std::vector<int> sent;
+  for (int l = 0; l < model_.layers; ++l) {
+    const int from = stage_of(old_offsets, l), to = stage_of(new_offsets, l);
+    if (from == to || from != stage) continue;
+    ByteWriter out;
+    write_slot(out, layers_.at(l));
+    pp.send_bytes(out.bytes(), to, kLayerMoveTag + l);
+    sent.push_back(l);
+  }
+  for (int l = 0; l < model_.layers; ++l) {
+    const int from = stage_of(old_offsets, l), to = stage_of(new_offsets, l);
+    if (from == to || to != stage) continue;
+    const auto bytes = pp.recv_bytes(from, kLayerMoveTag + l);
+    LayerSlot slot;
+    slot.weights = zero_layer(shape_);
+    slot.grads = zero_layer(shape_);
+    slot.state = zero_state(options_.optimizer, shape_);
+    ByteReader in(bytes);
+    read_slot(in, slot);
+    layers_.emplace(l, std::move(slot));
+  }
+  pp.flush_sends();
+  for (int l : sent) layers_.erase(l);
+  layers_per_stage_ = counts;
+}
+
+void HwBackend::rebalance(const std::vector<int>& counts) {
+  const int total = std::accumulate(micro_batches_.begin(), micro_batches_.end(), 0);
+  check_split(counts, plan_.dp, total, 1, "rebalance micro_batches");
+  micro_batches_ = counts;
+}
+
+void HwBackend::write_slot(ByteWriter& out, const LayerSlot& slot) const {
+  for (const Matrix* m : slot.weights.all()) out.matrix(*m);
+  if (options_.optimizer.kind == OptimizerKind::Adam) {
+    for (const Matrix* m : slot.state.m.all()) out.matrix(*m);
+    for (const Matrix* m : slot.state.v.all()) out.matrix(*m);
+  }
+}
+
+void HwBackend::read_slot(ByteReader& in, LayerSlot& slot) const {
+  for (Matrix* m : slot.weights.all()) in.matrix(*m);
+  if (options_.optimizer.kind == OptimizerKind::Adam) {
+    for (Matrix* m : slot.state.m.all()) in.matrix(*m);
+    for (Matrix* m : slot.state.v.all()) in.matrix(*m);
+  }
+}
+
+// Payload: iteration, tp, pp, dp, optimizer, layers per stage, micro-batches
+// per replica, then this rank's layers (index, weights, optimizer state).
+std::vector<std::byte> HwBackend::serialize() const {
+  ByteWriter out;
+  out.i64(iteration_);
+  out.ints({plan_.tp, plan_.pp, plan_.dp, static_cast<int>(options_.optimizer.kind)});
+  out.ints(layers_per_stage_);
+  out.ints(micro_batches_);
+  out.i64(static_cast<std::int64_t>(layers_.size()));
+  for (const auto& [index, slot] : layers_) {
+    out.i64(index);
+    write_slot(out, slot);
+  }
+  return out.bytes();
+}
+
+void HwBackend::deserialize(std::span<const std::byte> payload) {
+  ByteReader in(payload);
+  const std::int64_t iteration = in.i64();
+  const std::vector<int> expected{plan_.tp, plan_.pp, plan_.dp,
+                                  static_cast<int>(options_.optimizer.kind)};
+  if (in.ints() != expected)
+    throw HwError("snapshot shard was written under another plan or optimizer than " +
+                  plan_.label() + " " + to_string(options_.optimizer.kind));
+  std::vector<int> layers_per_stage = in.ints();
+  std::vector<int> micro_batches = in.ints();
+  std::map<int, LayerSlot> layers;
+  const std::int64_t count = in.i64();
+  for (std::int64_t i = 0; i < count; ++i) {
+    const int index = static_cast<int>(in.i64());
+    LayerSlot slot = new_slot(index);
+    read_slot(in, slot);
+    layers.emplace(index, std::move(slot));
+  }
+  if (!in.done()) throw HwError("snapshot shard has trailing bytes");
+  iteration_ = iteration;
+  layers_per_stage_ = std::move(layers_per_stage);
+  micro_batches_ = std::move(micro_batches);
+  layers_ = std::move(layers);
+}
+
+int HwBackend::ranks_per_node() const {
+  const int n = options_.ranks_per_node;
+  return n <= 0 || n > world_.size() ? world_.size() : n;
+}
+
+int HwBackend::buddy(int rank) const {
+  return (rank + ranks_per_node()) % world_.size();
+}
+
+int HwBackend::ward(int rank) const {
+  return (rank - ranks_per_node() + world_.size()) % world_.size();
+}
+
+void HwBackend::snapshot(long long version) {
+  const int me = world_.rank();
+  const auto payload = serialize();
+  store_.write(me, version, ShardKind::Own, payload);
+  // A copy on the next node survives the loss of this one (no copy when
+  // the whole job is one node: its shared memory is the single point of failure).
+  if (buddy(me) != me) {
+    world_.send_bytes(payload, buddy(me), kReplicaTag);
+    const auto replica = world_.recv_bytes(ward(me), kReplicaTag);
+    store_.write(ward(me), version, ShardKind::Replica, replica);
+    world_.flush_sends();
+    store_.prune(ward(me), ShardKind::Replica, options_.keep_snapshots);
+  }
+  store_.prune(me, ShardKind::Own, options_.keep_snapshots);
+  world_.barrier();  // the version is complete everywhere before training goes on
+}
+
+std::vector<std::vector<long long>> HwBackend::snapshot_table(
+    std::vector<std::vector<long long>>* own_out) {
+  const int me = world_.rank();
+  std::vector<double> row(2 * kVersionSlots, -1.0);
+  auto put = [&row](std::vector<long long> versions, std::size_t at) {
+    for (std::size_t i = 0; i < std::min(versions.size(), kVersionSlots); ++i)
+      row[at + i] = static_cast<double>(versions[i]);
+  };
+  put(store_.versions(me, ShardKind::Own), 0);
+  if (buddy(me) != me) put(store_.versions(ward(me), ShardKind::Replica), kVersionSlots);
+  const auto all = world_.all_gather(row);
+  const int n = world_.size();
+  std::vector<std::vector<long long>> own(static_cast<std::size_t>(n)), available(own.size());
+  auto read = [&](int rank, std::size_t at, std::vector<long long>& into) {
+    for (std::size_t i = 0; i < kVersionSlots; ++i) {
+      const double v = all[static_cast<std::size_t>(rank) * row.size() + at + i];
+      if (v >= 0) into.push_back(static_cast<long long>(v));
+    }
+  };
+  for (int r = 0; r < n; ++r) {
+    read(r, 0, own[static_cast<std::size_t>(r)]);
+    available[static_cast<std::size_t>(r)] = own[static_cast<std::size_t>(r)];
+    // Rank r's replica lives with buddy(r), in the slots buddy(r) fills for its ward.
+    if (buddy(r) != r) read(buddy(r), kVersionSlots, available[static_cast<std::size_t>(r)]);
+  }
+  if (own_out) *own_out = std::move(own);
+  return available;
+}
+
+std::optional<long long> HwBackend::newest_restorable_snapshot() {
+  return newest_common_version(snapshot_table(nullptr));
+}
+
+void HwBackend::restore(long long version) {
+  std::vector<std::vector<long long>> own;
+  const auto available = snapshot_table(&own);
+  auto has = [version](const std::vector<long long>& list) {
+    return std::find(list.begin(), list.end(), version) != list.end();
+  };
+  const int me = world_.rank();
+  RestoreStats stats;
+  stats.version = version;
+  for (int r = 0; r < world_.size(); ++r) {
+    if (!has(available[static_cast<std::size_t>(r)]))
+      throw HwError("snapshot version " + std::to_string(version) + " cannot be restored: rank " +
+                    std::to_string(r) + "'s shard is on no node");
+    if (!has(own[static_cast<std::size_t>(r)])) ++stats.shards_fetched;
+  }
+  // Only lost shards travel: the holder of a replica sends it to its owner.
+  const int w = ward(me);
+  if (buddy(me) != me && !has(own[static_cast<std::size_t>(w)])) {
+    const auto replica = store_.read(w, version, ShardKind::Replica);
+    if (!replica)
+      throw HwError("replica of rank " + std::to_string(w) + " version " + std::to_string(version) +
+                    " is torn");
+    world_.send_bytes(*replica, w, kFetchTag);
+  }
+  std::vector<std::byte> payload;
+  if (has(own[static_cast<std::size_t>(me)])) {
+    auto local = store_.read(me, version, ShardKind::Own);
+    if (!local)
+      throw HwError("snapshot shard " + store_.path_of(me, version, ShardKind::Own).string() +
+                    " is torn or fails its checksum");
+    payload = std::move(*local);
+  } else {
+    payload = world_.recv_bytes(buddy(me), kFetchTag);
+    store_.write(me, version, ShardKind::Own, payload);  // protected again on this node
+  }
+  world_.flush_sends();
+  double fetched =
+      has(own[static_cast<std::size_t>(me)]) ? 0.0 : static_cast<double>(payload.size());
+  world_.all_reduce_sum(std::span<double>(&fetched, 1));
+  stats.bytes_fetched = fetched;
+  deserialize(payload);
+  last_restore_ = stats;
+  world_.barrier();
+}
+
+void HwBackend::remove_snapshots() {
+  world_.barrier();
+  if (world_.rank() % ranks_per_node() == 0) {
+    std::error_code ec;
+    std::filesystem::remove_all(store_.node_dir(), ec);
+  }
+  world_.barrier();
+  if (world_.rank() == 0) {
+    std::error_code ec;
+    std::filesystem::remove(ShardStore::job_dir(options_.shm_root, options_.job), ec);  // if empty
+  }
+}
+
+}  // namespace parashift::hw

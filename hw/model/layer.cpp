@@ -1,0 +1,162 @@
+#include "hw/model/layer.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "hw/model/synthetic_values.hpp"
+
+namespace parashift::hw {
+
+namespace {
+
+enum WeightId : std::uint64_t { kWqkv = 0, kWo = 1, kW1 = 2, kW2 = 3 };
+
+constexpr float kGeluC = 0.7978845608f;  // sqrt(2 / pi)
+constexpr float kGeluA = 0.044715f;
+
+float gelu(float u) {
+  return 0.5f * u * (1.0f + std::tanh(kGeluC * (u + kGeluA * u * u * u)));
+}
+
+float gelu_grad(float u) {
+  const float t = std::tanh(kGeluC * (u + kGeluA * u * u * u));
+  return 0.5f * (1.0f + t) + 0.5f * u * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * kGeluA * u * u);
+}
+
+// Fills `m` from the global matrix `id` of `layer`; (r, c) local -> global by the maps.
+template <typename RowMap, typename ColMap>
+void fill(Matrix& m, std::uint64_t seed, int layer, WeightId id, int fan_in, RowMap row,
+          ColMap col) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
+  for (Eigen::Index r = 0; r < m.rows(); ++r)
+    for (Eigen::Index c = 0; c < m.cols(); ++c)
+      m(r, c) = scale * synthetic_uniform(seed, static_cast<std::uint64_t>(layer) * 8 + id, row(r),
+                                          col(c), 0);
+}
+
+}  // namespace
+
+std::size_t LayerTensors::elements() const {
+  std::size_t n = 0;
+  for (const Matrix* m : all()) n += static_cast<std::size_t>(m->size());
+  return n;
+}
+
+std::size_t LayerStash::bytes() const {
+  std::size_t n = 0;
+  for (const Matrix* m : {&x, &qkv, &probs, &ctx, &x1, &u, &act})
+    n += static_cast<std::size_t>(m->size()) * sizeof(float);
+  return n;
+}
+
+LayerTensors zero_layer(const LayerShape& s) {
+  LayerTensors t;
+  t.wqkv = Matrix::Zero(s.hidden, 3 * s.hidden_local());
+  t.wo = Matrix::Zero(s.hidden_local(), s.hidden);
+  t.w1 = Matrix::Zero(s.hidden, s.ffn_local());
+  t.w2 = Matrix::Zero(s.ffn_local(), s.hidden);
+  return t;
+}
+
+LayerTensors init_layer(const LayerShape& s, std::uint64_t seed, int layer, int tp_rank) {
+  LayerTensors t = zero_layer(s);
+  const auto hl = static_cast<std::uint64_t>(s.hidden_local());
+  const auto fl = static_cast<std::uint64_t>(s.ffn_local());
+  const auto h = static_cast<std::uint64_t>(s.hidden);
+  const auto tpr = static_cast<std::uint64_t>(tp_rank);
+  auto same = [](Eigen::Index i) { return static_cast<std::uint64_t>(i); };
+  // QKV: local column c is part c / hl (Q, K or V), global column part*h + tp_rank*hl + c % hl.
+  fill(t.wqkv, seed, layer, kWqkv, s.hidden, same, [&](Eigen::Index c) {
+    const auto cu = static_cast<std::uint64_t>(c);
+    return (cu / hl) * h + tpr * hl + cu % hl;
+  });
+  fill(
+      t.wo, seed, layer, kWo, s.hidden, [&](Eigen::Index r) { return tpr * hl + same(r); }, same);
+  fill(t.w1, seed, layer, kW1, s.hidden, same, [&](Eigen::Index c) { return tpr * fl + same(c); });
+  fill(
+      t.w2, seed, layer, kW2, s.ffn_hidden, [&](Eigen::Index r) { return tpr * fl + same(r); },
+      same);
+  return t;
+}
+
+Matrix layer_forward(const LayerTensors& w, const LayerShape& s, const Matrix& x, LayerStash& st,
+                     const TpReduce& tp_reduce) {
+  const int seq = s.seq_len, d = s.head_dim(), hl = s.hidden_local();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  st.x = x;
+  st.qkv.noalias() = x * w.wqkv;
+  st.probs.resize(static_cast<Eigen::Index>(s.sequences) * s.heads_local() * seq, seq);
+  st.ctx.resize(s.tokens(), hl);
+  for (int b = 0; b < s.sequences; ++b) {
+    for (int h = 0; h < s.heads_local(); ++h) {
+      const auto q = st.qkv.block(b * seq, h * d, seq, d);
+      const auto k = st.qkv.block(b * seq, hl + h * d, seq, d);
+      const auto v = st.qkv.block(b * seq, 2 * hl + h * d, seq, d);
+      auto p = st.probs.block((b * s.heads_local() + h) * seq, 0, seq, seq);
+      p.noalias() = (q * k.transpose()) * scale;
+      for (int i = 0; i < seq; ++i) {
+        auto row = p.row(i);
+        const float top = row.head(i + 1).maxCoeff();
+        row.head(i + 1) = (row.head(i + 1).array() - top).exp();
+        row.tail(seq - i - 1).setZero();  // causal: token i sees tokens 0..i
+        row /= row.sum();
+      }
+      st.ctx.block(b * seq, h * d, seq, d).noalias() = p * v;
+    }
+  }
+  Matrix attn = st.ctx * w.wo;
+  tp_reduce(attn);
+  st.x1 = x + attn;
+  st.u.noalias() = st.x1 * w.w1;
+  st.act = st.u.unaryExpr([](float u) { return gelu(u); });
+  Matrix mlp = st.act * w.w2;
+  tp_reduce(mlp);
+  return st.x1 + mlp;
+}
+
+Matrix layer_backward(const LayerTensors& w, const LayerShape& s, const LayerStash& st,
+                      const Matrix& dy, LayerTensors& g, const TpReduce& tp_reduce) {
+  const int seq = s.seq_len, d = s.head_dim(), hl = s.hidden_local();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  // MLP: out = x1 + gelu(x1 W1) W2.
+  g.w2.noalias() += st.act.transpose() * dy;
+  const Matrix dact = dy * w.w2.transpose();
+  const Matrix du = dact.cwiseProduct(st.u.unaryExpr([](float u) { return gelu_grad(u); }));
+  g.w1.noalias() += st.x1.transpose() * du;
+  Matrix dx1_mlp = du * w.w1.transpose();
+  tp_reduce(dx1_mlp);
+  const Matrix dx1 = dy + dx1_mlp;
+  // Attention: x1 = x + ctx Wo.
+  g.wo.noalias() += st.ctx.transpose() * dx1;
+  const Matrix dctx = dx1 * w.wo.transpose();
+  Matrix dqkv(s.tokens(), 3 * hl);
+  for (int b = 0; b < s.sequences; ++b) {
+    for (int h = 0; h < s.heads_local(); ++h) {
+      const auto q = st.qkv.block(b * seq, h * d, seq, d);
+      const auto k = st.qkv.block(b * seq, hl + h * d, seq, d);
+      const auto v = st.qkv.block(b * seq, 2 * hl + h * d, seq, d);
+      const auto p = st.probs.block((b * s.heads_local() + h) * seq, 0, seq, seq);
+      const auto dc = dctx.block(b * seq, h * d, seq, d);
+      const Matrix dp = dc * v.transpose();
+      dqkv.block(b * seq, 2 * hl + h * d, seq, d).noalias() = p.transpose() * dc;
+      // Softmax backward: dS = P .* (dP - rowsum(P .* dP)), then the 1/sqrt(d) scale.
+      const Eigen::VectorXf dot = p.cwiseProduct(dp).rowwise().sum();
+      const Matrix ds = (p.array() * (dp.colwise() - dot).array()).matrix() * scale;
+      dqkv.block(b * seq, h * d, seq, d).noalias() = ds * k;
+      dqkv.block(b * seq, hl + h * d, seq, d).noalias() = ds.transpose() * q;
+    }
+  }
+  g.wqkv.noalias() += st.x.transpose() * dqkv;
+  Matrix dx_attn = dqkv * w.wqkv.transpose();
+  tp_reduce(dx_attn);
+  return dx1 + dx_attn;
+}
+
+double layer_forward_flops(const LayerShape& s) {
+  const double t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+  const double gemms = 2.0 * t * h * (3.0 * hl + hl + 2.0 * fl);
+  const double attention = 2.0 * 2.0 * t * s.seq_len * hl;  // scores and context, unmasked
+  return gemms + attention;
+}
+
+}  // namespace parashift::hw

@@ -1,0 +1,72 @@
+// One transformer layer of the synthetic model, tensor-parallel as in
+// Megatron-LM: QKV and the first MLP matrix split by columns, the attention
+// projection and the second MLP matrix by rows, so the forward pass ends
+// each half with one all-reduce (and the backward pass the column-parallel
+// input gradients). Attention is causal softmax(Q K^T / sqrt(d)) V per head.
+// No norms, no bias, GELU (tanh form) MLP; fp32 on the CPU.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+
+#include <Eigen/Dense>
+
+namespace parashift::hw {
+
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// The shape of one layer on one tensor-parallel rank for one micro-batch.
+struct LayerShape {
+  int hidden = 0;
+  int heads = 0;  // whole model
+  int ffn_hidden = 0;
+  int tp = 1;
+  int seq_len = 0;
+  int sequences = 1;  // per micro-batch
+  int head_dim() const { return hidden / heads; }
+  int heads_local() const { return heads / tp; }
+  int hidden_local() const { return hidden / tp; }  // attention width on this rank
+  int ffn_local() const { return ffn_hidden / tp; }
+  int tokens() const { return seq_len * sequences; }
+};
+
+/// This rank's shards of the four weight matrices (gradients and optimizer
+/// moments use the same type).
+struct LayerTensors {
+  Matrix wqkv;  // hidden x 3*hidden_local: [Q heads | K heads | V heads] of this rank
+  Matrix wo;    // hidden_local x hidden
+  Matrix w1;    // hidden x ffn_local
+  Matrix w2;    // ffn_local x hidden
+  std::array<Matrix*, 4> all() { return {&wqkv, &wo, &w1, &w2}; }
+  std::array<const Matrix*, 4> all() const { return {&wqkv, &wo, &w1, &w2}; }
+  std::size_t elements() const;
+};
+
+/// Zeros of this rank's shard shapes.
+LayerTensors zero_layer(const LayerShape& shape);
+/// Global layer `layer`'s weights, this tensor-parallel rank's slice: the
+/// same global tensor whatever the plan (synthetic_values.hpp).
+LayerTensors init_layer(const LayerShape& shape, std::uint64_t seed, int layer, int tp_rank);
+
+/// What forward keeps for backward.
+struct LayerStash {
+  Matrix x, qkv, probs, ctx, x1, u, act;
+  std::size_t bytes() const;
+};
+
+/// In-place sum over the tensor-parallel group.
+using TpReduce = std::function<void(Matrix&)>;
+
+/// y = x + attn(x); out = y + mlp(y). `x` is tokens x hidden.
+Matrix layer_forward(const LayerTensors& w, const LayerShape& shape, const Matrix& x,
+                     LayerStash& stash, const TpReduce& tp_reduce);
+/// Returns d loss / d x; adds the weight gradients into `grads`.
+Matrix layer_backward(const LayerTensors& w, const LayerShape& shape, const LayerStash& stash,
+                      const Matrix& dy, LayerTensors& grads, const TpReduce& tp_reduce);
+
+/// FLOPs of one forward pass of one layer on one rank (GEMMs and attention
+/// core); backward is twice this.
+double layer_forward_flops(const LayerShape& shape);
+
+}  // namespace parashift::hw

@@ -1,0 +1,47 @@
+// Snapshot shards in a node's shared memory (/dev/shm, a tmpfs): they outlive
+// the worker process that wrote them (a kill -9 included) and vanish with the
+// node. One directory per job and node:
+//   <root>/parashift-<job>/node<k>/r<rank>-v<version>.shard    a rank's own shard
+//   <root>/parashift-<job>/node<k>/r<rank>-v<version>.replica  a copy of another node's rank
+// A file is written under a temporary name and renamed, so a name that exists
+// is complete; its header carries a checksum that read() verifies.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace parashift::hw {
+
+enum class ShardKind { Own, Replica };
+
+class ShardStore {
+ public:
+  ShardStore(std::filesystem::path root, std::string job, int node);
+
+  void write(int rank, long long version, ShardKind kind, std::span<const std::byte> payload) const;
+  /// The payload, or nothing when the file is missing, torn or fails its checksum.
+  std::optional<std::vector<std::byte>> read(int rank, long long version, ShardKind kind) const;
+  /// Versions with a file of this rank and kind, newest first (names only).
+  std::vector<long long> versions(int rank, ShardKind kind) const;
+  /// Deletes all but the newest `keep` versions of this rank and kind.
+  void prune(int rank, ShardKind kind, int keep) const;
+
+  const std::filesystem::path& node_dir() const { return dir_; }
+  std::filesystem::path path_of(int rank, long long version, ShardKind kind) const;
+  /// <root>/parashift-<job>: every node's shards of the job.
+  static std::filesystem::path job_dir(const std::filesystem::path& root, const std::string& job);
+
+ private:
+  std::filesystem::path dir_;
+};
+
+/// The newest version every rank can restore: available[r] lists the versions
+/// of rank r's shard that exist somewhere (own store or a replica).
+std::optional<long long> newest_common_version(
+    const std::vector<std::vector<long long>>& available);
+
+}  // namespace parashift::hw

@@ -1,0 +1,59 @@
+#include <algorithm>
+
+#include "sim/faults/policy_run.hpp"
+
+namespace parashift::sim {
+
+// Segment model: after a (re)start at seg_start with work w0, the job runs
+// `every` iterations then writes a checkpoint (stall `write`), repeatedly:
+// cycle = every * it + write. Checkpoint j (1-based) is complete at
+// seg_start + j * cycle and holds w0 + j * every * it of work.
+PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<FailureEvent>& failures,
+                              TimeNs horizon_ns) {
+  PolicyRun run;
+  run.wall_s = core::ns_to_s(horizon_ns);
+  const TimeNs it = setup.nominal.iteration_ns;
+  const TimeNs run_ns = setup.checkpoint_every * it;
+  const TimeNs cycle = run_ns + setup.checkpoint_write_ns;
+  const TimeNs restart_ns = setup.config.heartbeat_timeout_ns + setup.config.baseline.restart_ns +
+                            setup.checkpoint_write_ns;  // detect, restart, read the checkpoint
+  TimeNs seg = 0;
+  double w0 = 0;
+  auto close = [&](TimeNs t, double& work, double& saved) {
+    const TimeNs e = std::max<TimeNs>(0, t - seg);
+    const TimeNs cycles = e / cycle;
+    const TimeNs rem = e - cycles * cycle;
+    run.stall_s +=
+        core::ns_to_s(cycles * setup.checkpoint_write_ns + std::max<TimeNs>(0, rem - run_ns));
+    run.training_s += core::ns_to_s(cycles * run_ns + std::min(rem, run_ns));
+    work = w0 + core::ns_to_s(cycles * run_ns + std::min(rem, run_ns));
+    saved = w0 + core::ns_to_s(cycles * run_ns);
+  };
+  for (const FailureEvent& f : failures) {
+    if (f.at_ns >= horizon_ns) break;
+    // The baseline job has no spares: failures of spare slots do not touch it.
+    if ((f.kind == core::FailureKind::Gpu || f.kind == core::FailureKind::Nic) &&
+        f.target >= setup.slots.topology_gpus) {
+      continue;
+    }
+    if (f.kind == core::FailureKind::Node && f.target >= setup.slots.topology_hosts) continue;
+    ++run.interruptions;
+    double work = w0;
+    double saved = w0;
+    if (f.at_ns >= seg) {
+      close(f.at_ns, work, saved);
+    }  // else: still restarting; nothing new to lose
+    run.lost_work_s.push_back(work - saved);
+    const TimeNs end = f.at_ns + restart_ns;
+    run.recovery_s.push_back(core::ns_to_s(end - f.at_ns));
+    seg = end;
+    w0 = saved;
+  }
+  double work = w0;
+  double saved = w0;
+  if (horizon_ns > seg) close(horizon_ns, work, saved);
+  run.useful_s = work;
+  return run;
+}
+
+}  // namespace parashift::sim

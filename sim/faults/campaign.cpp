@@ -1,0 +1,174 @@
+#include "sim/faults/campaign.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/faults/duration.hpp"
+
+namespace parashift::sim {
+
+Percentiles percentiles(std::vector<double> values) {
+  Percentiles p;
+  if (values.empty()) return p;
+  std::sort(values.begin(), values.end());
+  auto rank = [&](double q) {
+    const auto n = static_cast<double>(values.size());
+    const auto k = static_cast<std::size_t>(std::max(1.0, std::ceil(q / 100.0 * n)));
+    return values[std::min(k, values.size()) - 1];
+  };
+  double sum = 0;
+  for (double v : values) sum += v;
+  p.mean = sum / static_cast<double>(values.size());
+  p.p50 = rank(50);
+  p.p90 = rank(90);
+  p.p99 = rank(99);
+  p.max = values.back();
+  return p;
+}
+
+namespace {
+
+struct Collect {
+  std::vector<double> ettr, lost, recovery, overhead;
+  PolicySummary summary;
+  void add(const PolicyRun& r) {
+    ettr.push_back(r.ettr());
+    overhead.push_back(r.overhead());
+    lost.insert(lost.end(), r.lost_work_s.begin(), r.lost_work_s.end());
+    recovery.insert(recovery.end(), r.recovery_s.begin(), r.recovery_s.end());
+    summary.interruptions += r.interruptions;
+    summary.state_losses += r.state_losses;
+    summary.shrinks += r.shrinks;
+    summary.regrows += r.regrows;
+    for (const auto& n : r.notes) {
+      if (summary.notes.size() < 8) summary.notes.push_back(n);
+    }
+  }
+  PolicySummary finish(const char* name) {
+    summary.name = name;
+    summary.ettr = percentiles(ettr);
+    summary.lost_work_s = percentiles(lost);
+    summary.recovery_s = percentiles(recovery);
+    summary.overhead = percentiles(overhead);
+    return summary;
+  }
+};
+
+nlohmann::json json_of(const Percentiles& p) {
+  return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"max", p.max}};
+}
+
+nlohmann::json json_of(const PolicySummary& s) {
+  return {{"ettr", json_of(s.ettr)},
+          {"lost_work_s", json_of(s.lost_work_s)},
+          {"recovery_s", json_of(s.recovery_s)},
+          {"overhead", json_of(s.overhead)},
+          {"interruptions", s.interruptions},
+          {"state_losses", s.state_losses},
+          {"shrinks", s.shrinks},
+          {"regrows", s.regrows},
+          {"notes", s.notes}};
+}
+
+}  // namespace
+
+CampaignResult run_campaign(CampaignSetup& setup, const CampaignOptions& options) {
+  CampaignResult result;
+  result.seeds = options.seeds;
+  result.days = options.days;
+  const TimeNs horizon_ns = core::seconds_to_ns(options.days * 86400.0);
+  const auto scheduled = scheduled_failures(setup.config, setup.targets, setup.scenario->topology);
+  Collect snap, base;
+  for (int seed = 0; seed < options.seeds; ++seed) {
+    std::vector<FailureEvent> failures = options.trace
+                                             ? *options.trace
+                                             : draw_failures(setup.config, setup.targets,
+                                                             setup.scenario->run.seed * 1000003ULL +
+                                                                 static_cast<std::uint64_t>(seed),
+                                                             horizon_ns);
+    failures.insert(failures.end(), scheduled.begin(), scheduled.end());
+    std::stable_sort(failures.begin(), failures.end());
+    for (const auto& f : failures) result.failures += f.at_ns < horizon_ns ? 1 : 0;
+    snap.add(run_snapshot_policy(setup, failures, horizon_ns));
+    base.add(run_baseline_policy(setup, failures, horizon_ns));
+    if (options.progress) options.progress(seed + 1, options.seeds);
+  }
+  result.snapshot = snap.finish("snapshot");
+  result.baseline = base.finish("baseline");
+  return result;
+}
+
+nlohmann::json to_json(const CampaignSetup& setup, const CampaignResult& r) {
+  nlohmann::json j;
+  j["scenario"] = setup.scenario->name;
+  j["seeds"] = r.seeds;
+  j["days"] = r.days;
+  j["failures"] = r.failures;
+  j["failures_per_hour"] = setup.failures_per_hour;
+  j["iteration_s"] = core::ns_to_s(setup.nominal.iteration_ns);
+  j["snapshot"] = {{"rank_state_bytes", setup.state.total_bytes()},
+                   {"stall_s", core::ns_to_s(setup.snapshot_stall_ns)},
+                   {"replication_s", core::ns_to_s(setup.replication_ns)},
+                   {"interval_s", core::ns_to_s(setup.snapshot_interval_ns)},
+                   {"every_iterations", setup.snapshot_every},
+                   {"replicas", setup.config.snapshot.replicas},
+                   {"domain", core::to_string(setup.config.snapshot.domain)},
+                   {"spares", setup.config.spares}};
+  j["baseline"] = {{"checkpoint_bytes", setup.checkpoint_bytes},
+                   {"write_s", core::ns_to_s(setup.checkpoint_write_ns)},
+                   {"interval_s", core::ns_to_s(setup.checkpoint_interval_ns)},
+                   {"every_iterations", setup.checkpoint_every}};
+  j["policies"] = {{"snapshot", json_of(r.snapshot)}, {"baseline", json_of(r.baseline)}};
+  return j;
+}
+
+void print_campaign(std::ostream& out, const CampaignSetup& setup, const CampaignResult& r) {
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "scenario      %s\ncampaign      %d seeds x %.4g days, %lld failures (%.3f per hour, "
+      "one every %.2f h)\niteration     %.3f s\n",
+      setup.scenario->name.c_str(), r.seeds, r.days, r.failures, setup.failures_per_hour,
+      setup.failures_per_hour > 0 ? 1 / setup.failures_per_hour : 0.0,
+      core::ns_to_s(setup.nominal.iteration_ns));
+  out << buf;
+  std::snprintf(buf, sizeof buf,
+                "snapshots     %.2f GB per rank, stall %.3f s, replication %.2f s, every %d "
+                "iterations (%.1f s), %d replicas by %s, %d spares\n",
+                setup.state.total_bytes() / 1e9, core::ns_to_s(setup.snapshot_stall_ns),
+                core::ns_to_s(setup.replication_ns), setup.snapshot_every,
+                core::ns_to_s(setup.snapshot_interval_ns), setup.config.snapshot.replicas,
+                core::to_string(setup.config.snapshot.domain), setup.config.spares);
+  out << buf;
+  std::snprintf(buf, sizeof buf,
+                "baseline      %.2f TB checkpoint, write %.2f s, every %d iterations (%.1f min), "
+                "restart %s\n\n",
+                setup.checkpoint_bytes / 1e12, core::ns_to_s(setup.checkpoint_write_ns),
+                setup.checkpoint_every, core::ns_to_s(setup.checkpoint_interval_ns) / 60,
+                core::format_duration_text(setup.config.baseline.restart_ns).c_str());
+  out << buf;
+  out << "policy      ETTR p50 / p90 / p99           lost work s p50 / p90 / p99    "
+         "recovery s p50 / p90 / p99   overhead p50\n";
+  for (const PolicySummary* s : {&r.snapshot, &r.baseline}) {
+    std::snprintf(buf, sizeof buf,
+                  "%-10s  %6.2f%% / %6.2f%% / %6.2f%%    %8.1f / %8.1f / %8.1f    %7.1f / %7.1f / "
+                  "%7.1f    %.3f%%\n",
+                  s->name.c_str(), 100 * s->ettr.p50, 100 * s->ettr.p90, 100 * s->ettr.p99,
+                  s->lost_work_s.p50, s->lost_work_s.p90, s->lost_work_s.p99, s->recovery_s.p50,
+                  s->recovery_s.p90, s->recovery_s.p99, 100 * s->overhead.p50);
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "\nsnapshot policy: %lld interruptions, max lost work %.1f s, %lld shrinks, %lld "
+                "regrows, %lld state losses\n",
+                r.snapshot.interruptions, r.snapshot.lost_work_s.max, r.snapshot.shrinks,
+                r.snapshot.regrows, r.snapshot.state_losses);
+  out << buf;
+  for (const auto& n : r.snapshot.notes) out << "  " << n << "\n";
+}
+
+}  // namespace parashift::sim

@@ -1,0 +1,68 @@
+// Everything a campaign derives once per scenario and reuses for every seed
+// and policy: iteration times per plan (SimBackend, once per plan), the
+// state each rank snapshots, snapshot stall and replication time, remote
+// checkpoint write time, and both intervals (Young/Daly unless fixed).
+//
+// Snapshot stall: the device -> host copy of a rank's state at
+// snapshot.host_copy_gbps, charged in full (training waits; overlapping it
+// with the next forward pass, as CheckFreq does, would only lower it).
+// Baseline checkpoint: checkpoint_bytes() written synchronously at
+// baseline.storage_gbps (aggregate), read back at the same rate on restart.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/faults/fault_config.hpp"
+#include "core/planner/planner.hpp"
+#include "core/scenario/scenario.hpp"
+#include "core/snapshot/rank_state.hpp"
+#include "sim/faults/cluster_slots.hpp"
+#include "sim/faults/failure_events.hpp"
+#include "sim/faults/restore_timer.hpp"
+#include "sim/sim_backend.hpp"
+
+namespace parashift::sim {
+
+struct PlanTiming {
+  TimeNs iteration_ns = 0;
+  double training_share = 0;  // busiest dp group's collective time / iteration
+};
+
+/// Iteration time per plan, simulated once per plan and reused.
+class PlanTimes {
+ public:
+  explicit PlanTimes(const core::Scenario& scenario) : backend_(scenario) {}
+  PlanTiming get(const core::ParallelPlan& plan);
+
+ private:
+  SimBackend backend_;
+  std::map<std::string, PlanTiming> cache_;
+};
+
+struct CampaignSetup {
+  const core::Scenario* scenario = nullptr;
+  core::FaultConfig config;
+  ClusterSlots slots;
+  FailureTargets targets;
+  core::RankState state;
+  PlanTiming nominal;
+  double failures_per_hour = 0;  // whole cluster, all kinds
+  TimeNs snapshot_stall_ns = 0;
+  TimeNs replication_ns = 0;
+  TimeNs snapshot_interval_ns = 0;  // training time between snapshots
+  int snapshot_every = 1;           // iterations
+  double checkpoint_bytes = 0;
+  TimeNs checkpoint_write_ns = 0;  // also the read time on restart
+  TimeNs checkpoint_interval_ns = 0;
+  int checkpoint_every = 1;
+  core::PlannerInput planner_base;
+  std::unique_ptr<PlanTimes> times;
+  std::unique_ptr<RestoreTimer> restore;
+};
+
+std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenario,
+                                                   const core::FaultConfig& config);
+
+}  // namespace parashift::sim

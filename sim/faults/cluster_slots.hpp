@@ -1,0 +1,34 @@
+// The GPU slots a campaign manages: the topology's GPUs plus `spares` spare
+// GPUs on spare hosts outside the training topology. Spare hosts are spread
+// evenly over the racks; a spare host of rack r is cabled like rack r's
+// hosts (flows to it are timed on the links of a host of that rack).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/snapshot/failure_domains.hpp"
+#include "core/snapshot/remap.hpp"
+#include "topologies/topology.hpp"
+
+namespace parashift::sim {
+
+struct ClusterSlots {
+  int topology_gpus = 0;
+  int topology_hosts = 0;
+  int gpus_per_host = 1;
+  std::vector<int> host_of_gpu;                // every slot
+  std::vector<int> local_of_gpu;               // index on its host
+  std::vector<std::vector<int>> gpus_of_host;  // every host, spare hosts last
+  core::FailureDomains domains;                // racks, spare hosts included
+  std::vector<int> spare_gpus;                 // the initial pool, ascending
+
+  int gpus() const { return static_cast<int>(host_of_gpu.size()); }
+  int hosts() const { return static_cast<int>(gpus_of_host.size()); }
+  core::GpuPlace place_of(int gpu) const;
+};
+
+ClusterSlots make_cluster_slots(const topo::Topology& topology, int spares,
+                                std::optional<int> hosts_per_rack);
+
+}  // namespace parashift::sim

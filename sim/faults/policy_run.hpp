@@ -1,0 +1,40 @@
+// What one policy did over one campaign run (one seed).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/faults/campaign_setup.hpp"
+#include "sim/faults/failure_events.hpp"
+
+namespace parashift::sim {
+
+struct PolicyRun {
+  double useful_s = 0;  // training time whose work survived, in nominal-plan seconds
+  double wall_s = 0;
+  std::vector<double> lost_work_s;  // per interruption: work discarded
+  std::vector<double> recovery_s;   // per interruption: failure -> training again
+  double stall_s = 0;               // snapshot / checkpoint stalls
+  double training_s = 0;            // wall time spent running iterations
+  int interruptions = 0;
+  int state_losses = 0;  // every in-memory replica of some shard died: remote checkpoint
+  int shrinks = 0;
+  int regrows = 0;
+  std::vector<std::string> notes;  // invariant reports (first few)
+
+  double ettr() const { return wall_s > 0 ? useful_s / wall_s : 0; }
+  /// Stall time per unit of training time (share of iteration time).
+  double overhead() const { return training_s > 0 ? stall_s / training_s : 0; }
+};
+
+/// In-memory sharded snapshots replicated across failure domains, spares,
+/// restore of lost shards only, shrink-and-replan when no spare is left.
+PolicyRun run_snapshot_policy(CampaignSetup& setup, const std::vector<FailureEvent>& failures,
+                              TimeNs horizon_ns);
+
+/// Periodic synchronous full checkpoints to remote storage; every failure
+/// that hits the job restarts it from the newest complete checkpoint.
+PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<FailureEvent>& failures,
+                              TimeNs horizon_ns);
+
+}  // namespace parashift::sim

@@ -1,0 +1,525 @@
+// The snapshot + spares policy over one campaign run.
+//
+// Segment model: after a restore at seg_start with work w0 the job runs
+// `every` iterations then stalls `stall` for the device -> host copy:
+// cycle = every * it + stall. Snapshot j (1-based) is taken at seg_start +
+// j * cycle with work w0 + j * every * it * batch_share, and is replicated
+// to the peer hosts `replication` later. A restore also re-replicates: the
+// restored state is a fresh version at seg_start. Versions are materialised
+// lazily at events (only the newest keep_versions matter).
+//
+// Replica holders are (host, incarnation): a host's memory dies with the
+// node, and a repaired host starts empty as a new incarnation.
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <set>
+#include <stdexcept>
+
+#include "core/rank_layout.hpp"
+#include "core/snapshot/recovery_plan.hpp"
+#include "core/snapshot/replica_map.hpp"
+#include "core/snapshot/shrink.hpp"
+#include "sim/faults/policy_run.hpp"
+#include "sim/kernel.hpp"
+
+namespace parashift::sim {
+
+namespace {
+
+constexpr int kIncarnations = 1 << 16;
+constexpr std::size_t kMaxNotes = 8;
+
+// Which rank runs on which GPU slot, both ways (-1: none).
+struct Mapping {
+  std::vector<int> rank_of_gpu;
+  std::vector<int> gpu_of_rank;
+  void set(int gpu, int rank) {
+    const int old = rank_of_gpu[static_cast<std::size_t>(gpu)];
+    if (old >= 0 && gpu_of_rank[static_cast<std::size_t>(old)] == gpu)
+      gpu_of_rank[static_cast<std::size_t>(old)] = -1;
+    rank_of_gpu[static_cast<std::size_t>(gpu)] = rank;
+    if (rank >= 0) {
+      if (static_cast<std::size_t>(rank) >= gpu_of_rank.size())
+        gpu_of_rank.resize(static_cast<std::size_t>(rank) + 1, -1);
+      gpu_of_rank[static_cast<std::size_t>(rank)] = gpu;
+    }
+  }
+  int rank(int gpu) const { return rank_of_gpu[static_cast<std::size_t>(gpu)]; }
+  int gpu(int rank) const {
+    return static_cast<std::size_t>(rank) < gpu_of_rank.size()
+               ? gpu_of_rank[static_cast<std::size_t>(rank)]
+               : -1;
+  }
+};
+
+struct Version {
+  long long id = 0;
+  double work_s = 0;
+  TimeNs taken_ns = 0;
+  TimeNs complete_ns = 0;
+  std::shared_ptr<const Mapping> mapping;
+  std::shared_ptr<const std::vector<int>> incarnation;
+  std::shared_ptr<const std::set<int>> down_hosts;  // could not receive replicas
+};
+
+class SnapshotRun {
+ public:
+  SnapshotRun(CampaignSetup& setup, TimeNs horizon_ns)
+      : s_(setup), cfg_(setup.config), horizon_ns_(horizon_ns), plan_(setup.scenario->plan) {
+    const ClusterSlots& slots = s_.slots;
+    auto mapping = std::make_shared<Mapping>();
+    mapping->rank_of_gpu.assign(static_cast<std::size_t>(slots.gpus()), -1);
+    for (int g = 0; g < slots.topology_gpus && g < plan_.gpus(); ++g) mapping->set(g, g);
+    mapping_ = mapping;
+    incarnation_ = std::make_shared<std::vector<int>>(static_cast<std::size_t>(slots.hosts()), 0);
+    down_hosts_ = std::make_shared<std::set<int>>();
+    gpu_down_.assign(static_cast<std::size_t>(slots.gpus()), 0);
+    pool_ = slots.spare_gpus;
+    original_dp_ = plan_.dp;
+    set_plan(plan_, 1.0);
+    run_.wall_s = core::ns_to_s(horizon_ns);
+  }
+
+  PolicyRun run(const std::vector<FailureEvent>& failures) {
+    for (const FailureEvent& f : failures) {
+      if (f.at_ns >= horizon_ns_) break;
+      kernel_.schedule_at(f.at_ns, [this, f] { on_failure(f); });
+    }
+    kernel_.run_until(horizon_ns_);
+    const double work = training_ ? close_segment(horizon_ns_) : pending_work_;
+    run_.useful_s = work;
+    return run_;
+  }
+
+ private:
+  // ---- the training segment -------------------------------------------------
+  void set_plan(const core::ParallelPlan& plan, double batch_share) {
+    plan_ = plan;
+    share_ = batch_share;
+    timing_ = s_.times->get(plan_);
+    state_ = core::rank_state(s_.scenario->model, plan_, s_.scenario->training.seq_len);
+    stall_ns_ = core::transfer_ns(state_.total_bytes(), cfg_.snapshot.host_copy_Bps);
+    every_ = std::max<TimeNs>(
+        1, (s_.snapshot_interval_ns + timing_.iteration_ns / 2) / timing_.iteration_ns);
+    run_ns_ = every_ * timing_.iteration_ns;
+    cycle_ns_ = run_ns_ + stall_ns_;
+  }
+  double work_of(TimeNs run_time_ns) const { return core::ns_to_s(run_time_ns) * share_; }
+
+  // Versions taken in the segment up to `t`, and the remote checkpoint.
+  void materialize(TimeNs t) {
+    if (!training_ || t < seg_ns_) return;
+    const long long last_j = (t - seg_ns_) / cycle_ns_;
+    for (long long j = std::max(seg_j_ + 1, last_j - cfg_.snapshot.keep_versions + 1); j <= last_j;
+         ++j) {
+      const TimeNs taken = seg_ns_ + j * cycle_ns_;
+      push_version(w0_ + work_of(j * run_ns_), taken);
+    }
+    seg_j_ = std::max(seg_j_, last_j);
+    // Remote checkpoints: every checkpoint interval, the newest version is
+    // written from host memory in the background (no stall).
+    const TimeNs every_remote = std::max<TimeNs>(1, s_.checkpoint_interval_ns);
+    const TimeNs b = (t - s_.checkpoint_write_ns) / every_remote * every_remote;
+    if (b >= seg_ns_ && t >= s_.checkpoint_write_ns) {
+      remote_work_ = std::max(remote_work_, w0_ + work_of((b - seg_ns_) / cycle_ns_ * run_ns_));
+    }
+  }
+
+  void push_version(double work, TimeNs taken) {
+    Version v;
+    v.id = next_version_++;
+    v.work_s = work;
+    v.taken_ns = taken;
+    v.complete_ns = taken + s_.replication_ns;
+    v.mapping = mapping_;
+    v.incarnation = incarnation_;
+    v.down_hosts = down_hosts_;
+    versions_.push_back(std::move(v));
+    while (static_cast<int>(versions_.size()) > cfg_.snapshot.keep_versions) versions_.pop_front();
+  }
+
+  // Ends the running segment at `t`: accounts stall and training time,
+  // returns the work reached (a partial iteration counts, and is lost).
+  double close_segment(TimeNs t) {
+    materialize(t);
+    const TimeNs e = t - seg_ns_;
+    const TimeNs cycles = e / cycle_ns_;
+    const TimeNs rem = e - cycles * cycle_ns_;
+    run_.stall_s += core::ns_to_s(cycles * stall_ns_ + std::max<TimeNs>(0, rem - run_ns_));
+    const TimeNs ran = cycles * run_ns_ + std::min(rem, run_ns_);
+    run_.training_s += core::ns_to_s(ran);
+    training_ = false;
+    last_iteration_work_ = w0_ + work_of(ran / timing_.iteration_ns * timing_.iteration_ns);
+    return w0_ + work_of(ran);
+  }
+
+  void start_segment(TimeNs at, double work) {
+    training_ = true;
+    seg_ns_ = at;
+    w0_ = work;
+    seg_j_ = 0;
+    push_version(work, at);  // re-replication of the restored state
+  }
+
+  // ---- failures ------------------------------------------------------------
+  int holder(int host, const std::vector<int>& incarnation) const {
+    return host * kIncarnations + incarnation[static_cast<std::size_t>(host)] % kIncarnations;
+  }
+
+  void on_failure(const FailureEvent& f) {
+    const TimeNs now = f.at_ns;
+    const ClusterSlots& slots = s_.slots;
+    std::vector<int> gpus;
+    int dead_host = -1;
+    if (f.kind == core::FailureKind::Gpu || f.kind == core::FailureKind::Nic) {
+      gpus.push_back(f.target);
+    } else if (f.kind == core::FailureKind::Node) {
+      gpus = slots.gpus_of_host[static_cast<std::size_t>(f.target)];
+      dead_host = f.target;
+    }
+    std::vector<int> newly_lost;
+    bool hit = f.kind == core::FailureKind::Link;
+    for (int g : gpus) {
+      if (gpu_down_[static_cast<std::size_t>(g)]) continue;
+      hit = hit || mapping_->rank(g) >= 0;
+    }
+    if (!hit) {
+      // Only idle spares: out of the pool until repaired; a host's memory
+      // (the replicas it kept for peers) dies with it.
+      if (training_) materialize(now);
+      if (dead_host >= 0) kill_host_memory(dead_host);
+      take_down(gpus, dead_host, now);
+      return;
+    }
+    const double work_at_stop = training_ ? close_segment(now) : pending_work_;
+    ++run_.interruptions;
+    for (int g : gpus) {
+      const int r = mapping_->rank(g);
+      if (r >= 0 && !gpu_down_[static_cast<std::size_t>(g)]) newly_lost.push_back(r);
+    }
+    if (dead_host >= 0) kill_host_memory(dead_host);
+    take_down(gpus, dead_host, now);
+
+    core::RecoveryPlan plan;
+    plan.detect_ns = cfg_.heartbeat_timeout_ns;
+    plan.reinit_ns = cfg_.reinit_ns;
+    double restored = 0;
+    if (newly_lost.empty() && pending_lost_.empty()) {
+      // A fabric link: state intact in GPU memory; redo the current iteration.
+      restored = in_recovery_ ? pending_work_ : last_iteration_work_;
+      plan.version = versions_.empty() ? 0 : versions_.back().id;
+    } else {
+      for (int r : newly_lost) pending_lost_.insert(r);
+      restored = restore(plan, now);
+    }
+    const TimeNs end = now + plan.total_ns();
+    run_.lost_work_s.push_back(std::max(0.0, work_at_stop - restored));
+    run_.recovery_s.push_back(core::ns_to_s(plan.total_ns()));
+    pending_work_ = restored;
+    in_recovery_ = true;
+    const std::uint64_t ticket = ++recovery_ticket_;
+    kernel_.schedule_at(end, [this, ticket, end] {
+      if (ticket != recovery_ticket_) return;  // superseded by a later failure
+      in_recovery_ = false;
+      pending_lost_.clear();
+      start_segment(end, pending_work_);
+    });
+  }
+
+  void kill_host_memory(int host) {
+    dead_holders_.insert(holder(host, *incarnation_));
+    auto next = std::make_shared<std::vector<int>>(*incarnation_);
+    ++(*next)[static_cast<std::size_t>(host)];
+    incarnation_ = next;
+  }
+
+  void take_down(const std::vector<int>& gpus, int host, TimeNs now) {
+    for (int g : gpus) {
+      if (gpu_down_[static_cast<std::size_t>(g)]) continue;
+      gpu_down_[static_cast<std::size_t>(g)] = 1;
+      pool_.erase(std::remove(pool_.begin(), pool_.end(), g), pool_.end());
+    }
+    if (host >= 0) {
+      auto next = std::make_shared<std::set<int>>(*down_hosts_);
+      next->insert(host);
+      down_hosts_ = next;
+    }
+    kernel_.schedule_at(now + cfg_.repair_ns, [this, gpus, host] { on_repair(gpus, host); });
+  }
+
+  void on_repair(const std::vector<int>& gpus, int host) {
+    if (training_) materialize(kernel_.now());
+    for (int g : gpus) {
+      if (!gpu_down_[static_cast<std::size_t>(g)]) continue;
+      gpu_down_[static_cast<std::size_t>(g)] = 0;
+      if (mapping_->rank(g) < 0) pool_.push_back(g);  // its rank moved to a spare
+    }
+    std::sort(pool_.begin(), pool_.end());
+    if (host >= 0) {
+      auto next = std::make_shared<std::set<int>>(*down_hosts_);
+      next->erase(host);
+      down_hosts_ = next;
+    }
+    maybe_regrow();
+  }
+
+  // Newest version every shard still has; fills plan.version / moves.
+  double restore(core::RecoveryPlan& plan, TimeNs now) {
+    const ClusterSlots& slots = s_.slots;
+    // Shards whose holders may have died: ranks that sat on a dead holder.
+    core::ReplicaMap map;
+    for (const Version& v : versions_) {
+      for (int dead : dead_holders_) {
+        const int host = dead / kIncarnations;
+        if (holder(host, *v.incarnation) != dead) continue;
+        for (int g : slots.gpus_of_host[static_cast<std::size_t>(host)]) {
+          const int r = v.mapping->rank(g);
+          if (r >= 0) add_holders(map, v, r, host, now);
+        }
+      }
+    }
+    // Every version must list the same shards: add the others' entries.
+    for (const auto& [rank, by_version] : map.shards()) {
+      (void)by_version;
+      for (const Version& v : versions_) {
+        const int host = host_of_rank(v, rank);
+        if (host >= 0 && map.shards().at(rank).count(v.id) == 0)
+          add_holders(map, v, rank, host, now);
+      }
+    }
+    std::optional<long long> chosen;
+    if (map.shards().empty()) {
+      if (!versions_.empty()) chosen = versions_.back().id;
+    } else {
+      chosen = core::newest_consistent_version(map, dead_holders_);
+    }
+    std::set<int> lost(pending_lost_.begin(), pending_lost_.end());
+    double restored = remote_work_;
+    if (chosen) {
+      plan.version = *chosen;
+      restored = version(*chosen).work_s;
+    } else {
+      plan.from_remote_checkpoint = true;
+      plan.version = -1;
+      if (!versions_.empty()) {
+        const auto missing = core::shards_without_replica(map, versions_.back().id, dead_holders_);
+        if (missing.empty())
+          throw std::logic_error("remote fallback although every shard has a replica");
+        ++run_.state_losses;
+        plan.note = "training state lost: every replica of rank " +
+                    std::to_string(missing.front()) +
+                    "'s shards died before re-replication; restored from the remote checkpoint";
+        if (run_.notes.size() < kMaxNotes) {
+          run_.notes.push_back("t=" + std::to_string(core::ns_to_s(now)) + " s: " + plan.note);
+        }
+      }
+      plan.reinit_ns = cfg_.baseline.restart_ns;
+      plan.transfer_ns = s_.checkpoint_write_ns;
+    }
+    // Put lost ranks on spares.
+    std::vector<core::LostRank> to_place;
+    for (int r : lost) {
+      const int g = mapping_->gpu(r);
+      if (gpu_down_[static_cast<std::size_t>(g)]) to_place.push_back(core::LostRank{r, g});
+    }
+    const auto place_of = [&](int g) { return slots.place_of(g); };
+    core::RemapResult remap = core::remap_to_spares(to_place, pool_, place_of);
+    auto mapping = std::make_shared<Mapping>(*mapping_);
+    for (const auto& p : remap.placed) {
+      if (mapping->rank(p.from_gpu) == p.rank) mapping->set(p.from_gpu, -1);
+      mapping->set(p.to_gpu, p.rank);
+    }
+    mapping_ = mapping;
+    plan.remaps = remap.placed;
+    if (chosen) {
+      const Version& v = version(*chosen);
+      std::vector<RestoreFlow> flows;
+      for (int r : lost) {
+        const int to_gpu = mapping_->gpu(r);
+        if (to_gpu < 0 || gpu_down_[static_cast<std::size_t>(to_gpu)]) continue;  // unplaced
+        const int from =
+            surviving_holder(v, r, slots.host_of_gpu[static_cast<std::size_t>(to_gpu)], now);
+        for (core::ShardKind kind : core::kShardKinds) {
+          plan.moves.push_back(core::ShardMove{r, kind, v.id, from, to_gpu, state_.bytes(kind)});
+        }
+        flows.push_back(RestoreFlow{from, to_gpu, state_.total_bytes()});
+      }
+      // Every other rank rolls back from its own host's memory (PCIe), in parallel.
+      plan.transfer_ns = std::max(s_.restore->transfer_ns(flows), stall_ns_);
+    }
+    core::check_moves_only_lost(plan, lost);
+    if (!remap.unplaced.empty()) shrink(plan, remap, restored, now);
+    return restored;
+  }
+
+  void add_holders(core::ReplicaMap& map, const Version& v, int rank, int host, TimeNs now) const {
+    std::vector<int> holders{holder(host, *v.incarnation)};
+    if (v.complete_ns <= now) {
+      for (int peer : core::peer_hosts(s_.slots.domains, host, cfg_.snapshot.replicas - 1,
+                                       cfg_.snapshot.domain, v.down_hosts.get())) {
+        holders.push_back(holder(peer, *v.incarnation));
+      }
+    }
+    map.add(rank, v.id, holders);
+  }
+
+  int surviving_holder(const Version& v, int rank, int prefer_host, TimeNs now) const {
+    const int host = host_of_rank(v, rank);
+    std::vector<int> hosts{host};
+    if (v.complete_ns <= now) {
+      for (int p : core::peer_hosts(s_.slots.domains, host, cfg_.snapshot.replicas - 1,
+                                    cfg_.snapshot.domain, v.down_hosts.get())) {
+        hosts.push_back(p);
+      }
+    }
+    int best = -1;
+    for (int h : hosts) {
+      if (dead_holders_.count(holder(h, *v.incarnation))) continue;
+      if (h == prefer_host) return h;
+      if (best < 0) best = h;
+    }
+    if (best < 0)
+      throw std::logic_error("chosen version has no surviving replica of rank " +
+                             std::to_string(rank));
+    return best;
+  }
+
+  int host_of_rank(const Version& v, int rank) const {
+    const int g = v.mapping->gpu(rank);
+    return g < 0 ? -1 : s_.slots.host_of_gpu[static_cast<std::size_t>(g)];
+  }
+  const Version& version(long long id) const {
+    for (const auto& v : versions_) {
+      if (v.id == id) return v;
+    }
+    throw std::logic_error("unknown snapshot version " + std::to_string(id));
+  }
+
+  // ---- no spare left --------------------------------------------------------
+  // The resize writes a fresh snapshot of the re-sharded state during its
+  // pause (old versions use the old rank numbering).
+  void shrink(core::RecoveryPlan& plan, const core::RemapResult& remap, double restored,
+              TimeNs now) {
+    std::vector<int> unplaced;
+    for (const auto& u : remap.unplaced) unplaced.push_back(u.rank);
+    const auto result = core::shrink_and_replan(s_.planner_base, plan_, unplaced);
+    if (!result) throw std::runtime_error("no spare left and no smaller plan fits the GPUs left");
+    ++run_.shrinks;
+    plan.replan = result->plan;
+    const std::set<int> dropped(result->dropped_dp.begin(), result->dropped_dp.end());
+    std::vector<int> kept;
+    for (int d = 0; d < plan_.dp; ++d) {
+      if (!dropped.count(d)) kept.push_back(d);
+    }
+    const core::RankLayout old_layout(plan_);
+    const core::RankLayout new_layout(result->plan);
+    auto mapping = std::make_shared<Mapping>();
+    mapping->rank_of_gpu.assign(mapping_->rank_of_gpu.size(), -1);
+    for (int r = 0; r < new_layout.ranks(); ++r) {
+      core::RankCoord c = new_layout.coord(r);
+      c.dp = kept[static_cast<std::size_t>(c.dp)];
+      const int g = mapping_->gpu(old_layout.rank(c));
+      if (g >= 0) mapping->set(g, r);
+    }
+    for (std::size_t g = 0; g < mapping->rank_of_gpu.size(); ++g) {
+      if (mapping->rank_of_gpu[g] < 0 && mapping_->rank_of_gpu[g] >= 0 && !gpu_down_[g]) {
+        pool_.push_back(static_cast<int>(g));
+      }
+    }
+    std::sort(pool_.begin(), pool_.end());
+    mapping_ = mapping;
+    // Optimizer shards are re-spread over the remaining replicas.
+    const double reshard_bytes =
+        state_.optimizer_bytes * (static_cast<double>(plan_.dp) / result->plan.dp - 1.0);
+    plan.transfer_ns += core::transfer_ns(reshard_bytes, s_.scenario->device.nic_Bps);
+    set_plan(result->plan, result->batch_share * share_);
+    versions_.clear();
+    push_version(restored, now);
+  }
+
+  void maybe_regrow() {
+    if (plan_.dp >= original_dp_ || in_recovery_) return;
+    const int mp = plan_.tp * plan_.pp * plan_.cp;
+    const int missing = original_dp_ - plan_.dp;
+    if (static_cast<int>(pool_.size()) < missing * mp) return;
+    const TimeNs now = kernel_.now();
+    close_segment(now);  // the partial iteration is redone after the resize
+    const double at_iteration = last_iteration_work_;
+    // Old replicas keep their GPUs (dp indices 0..dp-1); new ones take spares.
+    core::ParallelPlan full = s_.scenario->plan;
+    const core::RankLayout old_layout(plan_);
+    const core::RankLayout new_layout(full);
+    auto mapping = std::make_shared<Mapping>();
+    mapping->rank_of_gpu.assign(mapping_->rank_of_gpu.size(), -1);
+    for (std::size_t g = 0; g < mapping_->rank_of_gpu.size(); ++g) {
+      const int r = mapping_->rank_of_gpu[g];
+      if (r >= 0) mapping->set(static_cast<int>(g), new_layout.rank(old_layout.coord(r)));
+    }
+    std::size_t next = 0;
+    for (int r = 0; r < new_layout.ranks(); ++r) {
+      if (new_layout.coord(r).dp < plan_.dp) continue;
+      mapping->set(pool_[next++], r);
+    }
+    pool_.erase(pool_.begin(), pool_.begin() + static_cast<std::ptrdiff_t>(next));
+    mapping_ = mapping;
+    ++run_.regrows;
+    const TimeNs pause =
+        cfg_.reinit_ns + core::transfer_ns(state_.total_bytes(), s_.scenario->device.nic_Bps);
+    set_plan(full, 1.0);
+    versions_.clear();
+    push_version(at_iteration, now);
+    in_recovery_ = true;
+    pending_work_ = at_iteration;
+    const std::uint64_t ticket = ++recovery_ticket_;
+    const TimeNs end = now + pause;
+    kernel_.schedule_at(end, [this, ticket, end] {
+      if (ticket != recovery_ticket_) return;
+      in_recovery_ = false;
+      start_segment(end, pending_work_);
+    });
+  }
+
+  CampaignSetup& s_;
+  const core::FaultConfig& cfg_;
+  TimeNs horizon_ns_;
+  core::ParallelPlan plan_;
+  PlanTiming timing_;
+  core::RankState state_;
+  double share_ = 1;
+  TimeNs stall_ns_ = 0, run_ns_ = 0, cycle_ns_ = 1;
+  TimeNs every_ = 1;
+  int original_dp_ = 1;
+
+  Kernel kernel_;
+  bool training_ = true;
+  bool in_recovery_ = false;
+  std::uint64_t recovery_ticket_ = 0;
+  TimeNs seg_ns_ = 0;
+  double w0_ = 0;
+  long long seg_j_ = 0;
+  double pending_work_ = 0;
+  double last_iteration_work_ = 0;
+  double remote_work_ = 0;
+  std::set<int> pending_lost_;
+
+  std::shared_ptr<const Mapping> mapping_;
+  std::shared_ptr<const std::vector<int>> incarnation_;
+  std::shared_ptr<const std::set<int>> down_hosts_;
+  std::vector<char> gpu_down_;
+  std::vector<int> pool_;
+  std::set<int> dead_holders_;
+  std::deque<Version> versions_;
+  long long next_version_ = 1;
+  PolicyRun run_;
+};
+
+}  // namespace
+
+PolicyRun run_snapshot_policy(CampaignSetup& setup, const std::vector<FailureEvent>& failures,
+                              TimeNs horizon_ns) {
+  SnapshotRun run(setup, horizon_ns);
+  return run.run(failures);
+}
+
+}  // namespace parashift::sim

@@ -1,0 +1,20 @@
+// Helpers shared by the controller tests.
+#pragma once
+
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/controller/policy_config.hpp"
+#include "core/scenario/yaml_fields.hpp"
+
+namespace parashift::test {
+
+/// A PolicyConfig read from YAML text, as the scenario loader reads `policy:`.
+inline core::PolicyConfig policy_from_yaml(const std::string& text) {
+  const YAML::Node root = YAML::Load(text);
+  core::YamlFields fields(root, "policy", "scenario.yaml");
+  return core::read_policy_config(fields);
+}
+
+}  // namespace parashift::test

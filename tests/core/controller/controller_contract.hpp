@@ -1,0 +1,197 @@
+// The controller contract: the same cases on every Backend, through a harness
+// per backend type. A harness H provides
+//   explicit H(const ContractCase&);          // a healthy job
+//   core::Backend& backend();
+//   void slow_down(int rank, double factor);  // from the next step on
+//   core::JobModel job(std::int64_t total_iterations) const;
+//   core::TimeNs layer_ns() const;            // one layer, one micro-batch, fwd + bwd
+//   std::vector<int> layers_per_virtual_stage() const;  // as the backend now runs
+//   std::vector<int> micro_batches() const;             // per replica
+// The cases assume a stage's work is proportional to its layers (no embedding
+// or head time). Run them on a harness with
+//   PARASHIFT_CONTROLLER_CONTRACT(MyHarness);
+// in one test source of the suite that links the backend.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <variant>
+
+#include "contract_support.hpp"
+#include "core/controller/controller.hpp"
+#include "fake_backend.hpp"
+
+namespace parashift::test {
+
+inline core::ParallelPlan contract_plan(int pp, int dp, int global_batch) {
+  core::ParallelPlan plan;
+  plan.pp = pp;
+  plan.dp = dp;
+  plan.global_batch = global_batch;
+  return plan;
+}
+
+/// Directives the controller issued, from its log.
+inline std::vector<core::Directive> issued(const core::Controller& ctl) {
+  std::vector<core::Directive> out;
+  for (const auto& d : ctl.log()) {
+    if (d.applied && d.directive) out.push_back(*d.directive);
+  }
+  return out;
+}
+
+}  // namespace parashift::test
+
+TEST_CASE_TEMPLATE_DEFINE("contract: a 1.5x and a 2x slow GPU are named within 10 iterations", H,
+                          contract_detects_slow_gpu) {
+  using namespace parashift;
+  for (const double factor : {1.5, 2.0}) {
+    CAPTURE(factor);
+    // 16 ranks (pp 4 x dp 4, tp 1), 8 layers per stage, 8 micro-batches.
+    H h(test::ContractCase{test::contract_plan(4, 4, 32), 32});
+    core::Controller ctl(h.job(1000), test::policy_from_yaml("{straggler: {}}"),
+                         h.backend().capabilities());
+    const int onset = 20;
+    const int slow_rank = 5;
+    int named_at = -1;
+    for (int i = 0; i < 40 && named_at < 0; ++i) {
+      if (i == onset) h.slow_down(slow_rank, factor);
+      ctl.step(h.backend());
+      if (!ctl.stragglers().empty()) named_at = i;
+    }
+    // Reports 20, 21, 22 are slow: at 22 three of the window's five samples
+    // (18..22) are, so the median moves (ratio >= 1.5 x 0.97 / 1.03 = 1.41 >
+    // 1.15). Patience 3: iterations 22, 23, 24 over the threshold -> named at
+    // 24, four iterations after onset (limit: 10).
+    CHECK(named_at == onset + 4);
+    CHECK(named_at - onset <= 10);
+    REQUIRE(ctl.stragglers().size() == 1);
+    const auto& f = ctl.stragglers()[0];
+    CHECK(f.kind == core::StragglerFinding::Kind::Gpu);
+    CHECK(f.id == slow_rank);
+    // Median filtering leaves at most the +-3% jitter on each side: 1.5 (2.0) +-6%.
+    CHECK(f.slowdown == doctest::Approx(factor).epsilon(0.06));
+    CHECK(ctl.directives_issued() == 0);  // the balancer is off
+  }
+}
+
+TEST_CASE_TEMPLATE_DEFINE("contract: 1,000 healthy iterations with +-3% jitter decide nothing", H,
+                          contract_healthy_is_quiet) {
+  using namespace parashift;
+  H h(test::ContractCase{test::contract_plan(4, 4, 32), 32});
+  // Both modules on; a long run so that any real gain would pay for itself.
+  core::Controller ctl(h.job(1'000'000), test::policy_from_yaml("{straggler: {}, balance: {}}"),
+                       h.backend().capabilities());
+  for (int i = 0; i < 1000; ++i) ctl.step(h.backend());
+  // Medians of +-3% noise differ by < 6% between ranks (below 1.15); moving a
+  // layer changes a stage by 1/8 = 12.5% and a micro-batch a replica by
+  // 1/11 = 9% (T = (m + p - 1) t), both above what the noise can offset.
+  CHECK(ctl.directives_issued() == 0);
+  CHECK(ctl.stragglers().empty());
+  CHECK(ctl.log().empty());
+}
+
+TEST_CASE_TEMPLATE_DEFINE("contract: 8 stages, one at 1.5x, re-partition to [4,4,4,3,4,4,4,4]", H,
+                          contract_repartition) {
+  using namespace parashift;
+  // pp 8, dp 1, 31 layers: the even split is [4,4,4,4,4,4,4,3]; 8 micro-batches.
+  H h(test::ContractCase{test::contract_plan(8, 1, 8), 31});
+  h.slow_down(3, 1.5);  // stage 3's only GPU, from the start
+  core::Controller ctl(h.job(1000),
+                       test::policy_from_yaml("{straggler: {}, balance: {min_gain_s: 1}}"),
+                       h.backend().capabilities());
+  for (int i = 0; i < 30; ++i) ctl.step(h.backend());
+  const auto directives = test::issued(ctl);
+  REQUIRE(directives.size() == 1);
+  const auto* r = std::get_if<core::RepartitionDirective>(&directives[0].action);
+  REQUIRE(r != nullptr);
+  // Per-layer times (units of layer_ns): 1 on healthy stages, 1.5 on stage 3.
+  // Minimise the slowest stage over 31 layers: healthy stages can hold 4 layers
+  // within 4.5 and stage 3 holds 3 (4.5); 7 x 4 + 3 = 31 exactly, and any other
+  // split puts 5 layers (5.0) or 4 slow layers (6.0) somewhere. Unique optimum:
+  CHECK(r->layers_per_stage == std::vector<int>{4, 4, 4, 3, 4, 4, 4, 4});
+  CHECK(h.layers_per_virtual_stage() == r->layers_per_stage);
+  // Iteration (m - 1) x slowest + sum: before 7 x 6 + (6 x 4 + 3 + 6) = 75, after
+  // 7 x 4.5 + (7 x 4 + 4.5) = 64: 11 layer_ns saved per iteration, decided at
+  // iteration 4 (first full window) with 1000 - 5 = 995 iterations left.
+  const double layer_s = static_cast<double>(h.layer_ns()) * 1e-9;
+  const auto entry = std::find_if(ctl.log().begin(), ctl.log().end(),
+                                  [](const core::Decision& d) { return d.applied; });
+  REQUIRE(entry != ctl.log().end());
+  CHECK(entry->iteration == 4);
+  CHECK(entry->gain_s == doctest::Approx(11 * layer_s * 995).epsilon(0.15));
+  // Layers 15, 19, 23, 27 each move one stage down: every stage from 3 to 7
+  // sends or receives one layer: 1e8 params x 16 B = 1.6 GB at 400 Gb/s
+  // (50 GB/s) = 0.032 s, net of which the directive's gain is stated.
+  CHECK(entry->cost_s == doctest::Approx(0.032));
+  CHECK(directives[0].predicted_gain_s == doctest::Approx(entry->gain_s - 0.032));
+}
+
+TEST_CASE_TEMPLATE_DEFINE("contract: re-balance gives the slow replica fewer micro-batches", H,
+                          contract_rebalance) {
+  using namespace parashift;
+  // pp 2, dp 4, one layer per stage, 28 sequences = 7 micro-batches per replica.
+  H h(test::ContractCase{test::contract_plan(2, 4, 28), 2});
+  h.slow_down(1, 2.0);  // rank 1 = replica 1, stage 0 (rank = dp + 4 x pp)
+  core::Controller ctl(h.job(1000),
+                       test::policy_from_yaml("{straggler: {}, balance: {min_gain_s: 1}}"),
+                       h.backend().capabilities());
+  for (int i = 0; i < 30; ++i) ctl.step(h.backend());
+  const auto directives = test::issued(ctl);
+  REQUIRE(directives.size() == 1);
+  const auto* b = std::get_if<core::RebalanceDirective>(&directives[0].action);
+  REQUIRE(b != nullptr);
+  // Replica times (layer_ns units), T = (m - 1) x slowest stage + sum of stages:
+  // healthy (m - 1) + 2 = m + 1, slow (m - 1) x 2 + 3 = 2m + 1. Now 15 (slow,
+  // m = 7). Within T = 9: healthy m <= 8, slow m <= 4: 3 x 8 + 4 = 28, the
+  // whole batch; T = 8 holds only 3 x 7 + 3 = 24. Unique optimum:
+  CHECK(b->micro_batches == std::vector<int>{8, 4, 8, 8});
+  CHECK(std::accumulate(b->micro_batches.begin(), b->micro_batches.end(), 0) == 28);
+  const auto now = h.micro_batches();
+  CHECK(now == b->micro_batches);
+  // The global batch is exact: sum of micro-batches x micro-batch size.
+  CHECK(std::accumulate(now.begin(), now.end(), 0) * h.job(1000).plan.micro_batch == 28);
+  // 15 -> 9: 6 layer_ns per iteration over 995 iterations; nothing moves: cost 0.
+  const double layer_s = static_cast<double>(h.layer_ns()) * 1e-9;
+  CHECK(directives[0].predicted_gain_s == doctest::Approx(6 * layer_s * 995).epsilon(0.15));
+}
+
+TEST_CASE_TEMPLATE_DEFINE("contract: a change whose gain is below its cost is not applied", H,
+                          contract_cost_gate) {
+  using namespace parashift;
+  // The re-partition case, with 1e9 params per GPU per layer and a 20-iteration run.
+  test::ContractCase c{test::contract_plan(8, 1, 8), 31};
+  c.params_per_gpu_layer = 1e9;
+  H h(c);
+  h.slow_down(3, 1.5);
+  core::Controller ctl(h.job(20),
+                       test::policy_from_yaml("{straggler: {}, balance: {min_gain_s: 0}}"),
+                       h.backend().capabilities());
+  for (int i = 0; i < 20; ++i) ctl.step(h.backend());
+  CHECK(ctl.directives_issued() == 0);
+  CHECK(h.layers_per_virtual_stage() == std::vector<int>{4, 4, 4, 4, 4, 4, 4, 3});
+  // Considered at iteration 4 with 20 - 5 = 15 iterations left: gain 11 layer_ns
+  // x 15 = 0.165 s; cost 1 layer x 1e9 x 16 B / 50 GB/s = 0.32 s > gain.
+  const auto rejected =
+      std::find_if(ctl.log().begin(), ctl.log().end(),
+                   [](const core::Decision& d) { return d.module == "balance" && !d.applied; });
+  REQUIRE(rejected != ctl.log().end());
+  CHECK(rejected->iteration == 4);
+  CHECK(rejected->cost_s == doctest::Approx(0.32));
+  const double layer_s = static_cast<double>(h.layer_ns()) * 1e-9;
+  CHECK(rejected->gain_s == doctest::Approx(11 * layer_s * 15).epsilon(0.15));
+  CHECK(rejected->gain_s < rejected->cost_s);
+  // Logged once, not every iteration it is reconsidered.
+  CHECK(std::count_if(ctl.log().begin(), ctl.log().end(),
+                      [](const core::Decision& d) { return d.module == "balance"; }) == 1);
+}
+
+#define PARASHIFT_CONTROLLER_CONTRACT(...)                           \
+  TEST_CASE_TEMPLATE_INVOKE(contract_detects_slow_gpu, __VA_ARGS__); \
+  TEST_CASE_TEMPLATE_INVOKE(contract_healthy_is_quiet, __VA_ARGS__); \
+  TEST_CASE_TEMPLATE_INVOKE(contract_repartition, __VA_ARGS__);      \
+  TEST_CASE_TEMPLATE_INVOKE(contract_rebalance, __VA_ARGS__);        \
+  TEST_CASE_TEMPLATE_INVOKE(contract_cost_gate, __VA_ARGS__)

@@ -1,0 +1,230 @@
+// Unit tests of the controller's pieces: the balancing solvers, the move
+// cost, the policy section reader, node and link stragglers, noise filtering.
+#include <doctest/doctest.h>
+
+#include <limits>
+#include <string>
+
+#include "contract_support.hpp"
+#include "core/controller/balancer.hpp"
+#include "core/controller/controller.hpp"
+#include "core/controller/pipeline_model.hpp"
+#include "core/controller/policy_registry.hpp"
+#include "core/input_error.hpp"
+
+using namespace parashift;
+using core::StragglerFinding;
+
+namespace {
+
+std::string policy_error(const std::string& yaml) {
+  try {
+    test::policy_from_yaml(yaml);
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+core::JobModel flat_job(int pp, int dp, int layers, int global_batch) {
+  core::JobModel job;
+  job.plan.pp = pp;
+  job.plan.dp = dp;
+  job.plan.global_batch = global_batch;
+  job.layers = layers;
+  job.total_iterations = 1000;
+  job.normalise();
+  return job;
+}
+
+// A report where every rank computes `ns`, except `slow` ranks at `factor` x.
+core::StepReport report(int ranks, std::int64_t iteration, core::TimeNs ns,
+                        const std::vector<int>& slow = {}, double factor = 1) {
+  core::StepReport r;
+  r.iteration = iteration;
+  r.iteration_ns = ns;
+  r.rank_compute_ns.assign(static_cast<std::size_t>(ranks), ns);
+  for (int s : slow) {
+    r.rank_compute_ns[static_cast<std::size_t>(s)] =
+        static_cast<core::TimeNs>(static_cast<double>(ns) * factor);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("marginal allocation finds the minimal slowest stage, within memory caps") {
+  // The contract's hand case: per-layer times 1 and 1.5 on stage 3, 31 layers:
+  // 4 on each healthy stage (4.0), 3 on stage 3 (4.5).
+  const std::vector<double> cost{1, 1, 1, 1.5, 1, 1, 1, 1};
+  const std::vector<double> fixed(8, 0.0);
+  const std::vector<int> free_caps(8, 31);
+  CHECK(core::balanced_stage_layers(cost, fixed, 31, 1, free_caps) ==
+        std::vector<int>{4, 4, 4, 3, 4, 4, 4, 4});
+  // Memory caps stage 0 at 3 layers: at times <= 4.5 the stages hold
+  // 3 + 6 x 4 + 3 = 30; the 31st goes where it costs least, 5.0 on a healthy
+  // stage, the lowest such: stage 1.
+  std::vector<int> caps = free_caps;
+  caps[0] = 3;
+  CHECK(core::balanced_stage_layers(cost, fixed, 31, 1, caps) ==
+        std::vector<int>{3, 5, 4, 3, 4, 4, 4, 4});
+  // A fixed 2-layer head on the last stage: at 4.5 the last stage holds
+  // floor((4.5 - 2) / 1) = 2 layers, so 6 x 4 + 3 + 2 = 29; the next two
+  // layers at 5.0 go to stages 0 and 1.
+  std::vector<double> head = fixed;
+  head[7] = 2;
+  CHECK(core::balanced_stage_layers(cost, head, 31, 1, free_caps) ==
+        std::vector<int>{5, 5, 4, 3, 4, 4, 4, 2});
+  // Caps that cannot hold the model: no split.
+  CHECK(core::balanced_stage_layers(cost, fixed, 31, 1, std::vector<int>(8, 3)).empty());
+}
+
+TEST_CASE("stage layer counts become per-virtual-stage counts, chunk k of stage s at k*pp+s") {
+  // Stage 0 holds 5 layers in 2 chunks (3, 2), stage 1 holds 3 (2, 1):
+  // virtual stages [s0c0, s1c0, s0c1, s1c1].
+  CHECK(core::chunk_split({5, 3}, 2) == std::vector<int>{3, 2, 2, 1});
+  CHECK(core::chunk_split({4, 3}, 1) == std::vector<int>{4, 3});
+}
+
+TEST_CASE("move cost: the GPU that sends or receives the most layers, at the move bandwidth") {
+  core::JobModel job = flat_job(4, 1, 16, 4);
+  job.params_per_gpu_layer = 5e8;
+  // [4,4,4,4] -> [2,6,4,4]: layers 2 and 3 move from stage 0 to stage 1; stage
+  // 0 sends 2, stage 1 receives 2: 2 x 5e8 x 16 B = 16 GB at 50 GB/s = 0.32 s.
+  const auto cost = core::repartition_cost(job, {4, 4, 4, 4}, {2, 6, 4, 4}, core::gbps(400));
+  CHECK(cost.layers_moved == 2);
+  CHECK(cost.busiest_stage_layers == 2);
+  CHECK(cost.bytes_per_gpu == doctest::Approx(16e9));
+  CHECK(cost.seconds == doctest::Approx(0.32));
+  // [4,4,4,4] -> [3,4,4,5]: layers 3, 7, 11 each shift one stage down, every
+  // stage sends or receives one: 1 x 8 GB / 50 GB/s = 0.16 s.
+  const auto shift = core::repartition_cost(job, {4, 4, 4, 4}, {3, 4, 4, 5}, core::gbps(400));
+  CHECK(shift.layers_moved == 3);
+  CHECK(shift.seconds == doctest::Approx(0.16));
+}
+
+TEST_CASE("micro-batch caps follow memory: GPipe holds every micro-batch, 1F1B at most pp - s") {
+  core::JobModel job = flat_job(2, 2, 4, 16);  // 8 micro-batches per replica, 2 layers per stage
+  job.activation_bytes_per_layer = 1e9;
+  job.memory_limit_bytes = 20e9;
+  core::StageCosts costs;
+  costs.stages = 2;
+  costs.replicas = 2;
+  costs.layer_ns.assign(4, 1.0);
+  costs.fixed_ns.assign(2, 0.0);
+  // Measured: 10 GB on every GPU under 1F1B. Stage 0 holds min(8, 2) = 2
+  // micro-batches x 2 layers x 1 GB = 4 GB of activations, 6 GB besides; its
+  // ceiling of 2 in flight fits 20 GB at any m: no cap.
+  costs.memory_bytes.assign(4, 10e9);
+  CHECK(core::micro_batch_caps(job, costs) ==
+        std::vector<int>{std::numeric_limits<int>::max(), std::numeric_limits<int>::max()});
+  // GPipe holds all 8 micro-batches: of 18 GB measured, 8 x 2 GB = 16 GB are
+  // activations, 2 GB besides; (20 - 2) / 2 GB = 9 micro-batches at most.
+  job.plan.schedule = core::Schedule::GPipe;
+  costs.memory_bytes.assign(4, 18e9);
+  CHECK(core::micro_batch_caps(job, costs) == std::vector<int>{9, 9});
+}
+
+TEST_CASE("policy section: defaults, knobs and located errors") {
+  const auto config = test::policy_from_yaml(
+      "window: 7\n"
+      "straggler: {threshold: 1.2, patience: 4}\n"
+      "balance: {enabled: false, min_gain_s: 30, rebalance: false}\n");
+  CHECK(config.window == 7);
+  REQUIRE(config.find("straggler") != nullptr);
+  CHECK(config.enabled("straggler"));  // named without `enabled`: on
+  CHECK(config.find("straggler")->knob("threshold") == 1.2);
+  CHECK(config.find("straggler")->knob("patience") == 4);
+  CHECK_FALSE(config.enabled("balance"));
+  CHECK(config.find("balance")->knob("min_gain_s") == 30);
+  CHECK_FALSE(config.find("balance")->flag("rebalance"));
+  CHECK(config.find("balance")->flag("repartition"));  // default
+  CHECK(config.find("balance")->knob("move_bandwidth_gbps") == 400);
+
+  const auto empty = test::policy_from_yaml("{}");
+  CHECK(empty.window == 5);
+  CHECK_FALSE(empty.enabled("straggler"));
+  CHECK_FALSE(empty.enabled("balance"));
+
+  CHECK(policy_error("strager: {}\n") ==
+        "scenario.yaml:1:10: policy.strager: unknown policy module 'strager' (expected one of: "
+        "window, straggler, balance)");
+  CHECK(policy_error("straggler:\n  treshold: 1.2\n") ==
+        "scenario.yaml:2:3: policy.straggler.treshold: unknown field (expected one of: enabled, "
+        "threshold, patience)");
+  CHECK(policy_error("straggler: {threshold: 0.9}\n") ==
+        "scenario.yaml:1:24: policy.straggler.threshold: expected a number in [1.01, 100], found "
+        "'0.9'");
+  CHECK(policy_error("straggler: {patience: 2.5}\n") ==
+        "scenario.yaml:1:23: policy.straggler.patience: expected an integer in [1, 1000], found "
+        "'2.5'");
+  CHECK(policy_error("balance: {rebalance: maybe}\n") ==
+        "scenario.yaml:1:22: policy.balance.rebalance: expected true or false, found 'maybe'");
+  CHECK(policy_error("window: 16\n") ==
+        "scenario.yaml:1:9: policy.window: expected an integer in [1, 15], found '16'");
+  CHECK(policy_error("balance: 3\n") ==
+        "scenario.yaml:1:10: policy.balance: expected a map of fields");
+}
+
+TEST_CASE("modules are registered by name with a description, in the order they run") {
+  const auto registry = core::builtin_policy_registry();
+  CHECK(registry.names() == "straggler, balance");
+  for (const auto& m : registry.modules()) {
+    CHECK_FALSE(m.description.empty());
+    for (const auto& k : m.knobs) CHECK_FALSE(k.description.empty());
+  }
+}
+
+TEST_CASE("a whole slow node is named as the node, and a slow link by its delivered rate") {
+  // 24 ranks, 8 per node (pp 1, dp 24); node 1 (ranks 8..15) at 1.3x.
+  core::JobModel job = flat_job(1, 24, 4, 24);
+  core::Capabilities caps;
+  core::Controller ctl(job, test::policy_from_yaml("{straggler: {}}"), caps);
+  std::vector<int> node1;
+  for (int r = 8; r < 16; ++r) node1.push_back(r);
+  for (int i = 0; i < 10; ++i) {
+    auto r = report(24, i, 4'000'000, node1, 1.3);
+    // Two links each carry 1 GB in 10% of the iteration; from iteration 3 link
+    // b is busy twice as long for the same bytes: half its best rate.
+    r.links = {{"a", 1e9, 0.1}, {"b", 1e9, i >= 3 ? 0.2 : 0.1}};
+    ctl.observe(r);
+  }
+  // Window full at 4: node 1's medians are 1.3x the median rank (16 of 24 are
+  // healthy); link b's median halves at 5 (samples 3, 4, 5 of 1..5) below its
+  // best (iteration 4's). Patience 3: the node is named at 6, the link at 7.
+  REQUIRE(ctl.stragglers().size() == 2);
+  CHECK(ctl.stragglers()[0].kind == StragglerFinding::Kind::Node);
+  CHECK(ctl.stragglers()[0].id == 1);
+  CHECK(ctl.stragglers()[0].slowdown == doctest::Approx(1.3));
+  CHECK(ctl.stragglers()[0].since_iteration == 6);
+  CHECK(ctl.stragglers()[1].kind == StragglerFinding::Kind::Link);
+  CHECK(ctl.stragglers()[1].link == "b");
+  CHECK(ctl.stragglers()[1].slowdown == doctest::Approx(2.0));
+  CHECK(ctl.stragglers()[1].since_iteration == 7);
+  CHECK(ctl.stragglers()[1].describe() == "link b 2x slower");
+}
+
+TEST_CASE("single-iteration spikes move nothing; a cleared straggler is logged as recovered") {
+  core::JobModel job = flat_job(1, 8, 4, 8);
+  core::Capabilities caps;
+  core::Controller ctl(job, test::policy_from_yaml("{straggler: {}}"), caps);
+  std::int64_t i = 0;
+  // Rank 2 spikes to 3x every third iteration up to 50: a window of 5 holds at
+  // most 2 spikes, so its median (the 3rd value) stays nominal.
+  for (; i < 60; ++i) {
+    const bool spike = i < 50 && i % 3 == 0;
+    ctl.observe(report(8, i, 1'000'000, spike ? std::vector<int>{2} : std::vector<int>{}, 3.0));
+  }
+  CHECK(ctl.stragglers().empty());
+  // A lasting 1.5x on rank 2 from 60: flagged at 64; back to normal from 70:
+  // the median clears (< (1 + 1.15) / 2 = 1.075) at 72, patience 3 -> cleared at 74.
+  for (; i < 70; ++i) ctl.observe(report(8, i, 1'000'000, {2}, 1.5));
+  REQUIRE(ctl.stragglers().size() == 1);
+  CHECK(ctl.stragglers()[0].since_iteration == 64);
+  for (; i < 80; ++i) ctl.observe(report(8, i, 1'000'000));
+  CHECK(ctl.stragglers().empty());
+  REQUIRE(ctl.log().size() == 2);
+  CHECK(ctl.log()[0].message == "gpu 2 1.5x slower");
+  CHECK(ctl.log()[1].iteration == 74);
+  CHECK(ctl.log()[1].message == "gpu 2 recovered");
+}

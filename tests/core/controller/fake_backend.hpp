@@ -1,0 +1,66 @@
+// A Backend made of arithmetic, for controller tests: each step() reports
+// per-rank compute = m_replica x layers_on_stage x layer_ns x slowdown x
+// (1 + jitter * u), u uniform in [-1, 1) from a seeded generator, and an
+// iteration time from the same pipeline formula the controller predicts with
+// (pipeline_model.hpp). It applies RepartitionDirective and RebalanceDirective.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/controller/job_model.hpp"
+
+namespace parashift::test {
+
+struct ContractCase {
+  core::ParallelPlan plan;
+  int layers = 0;
+  core::TimeNs layer_ns = 1'000'000;  // forward + backward of one layer, one micro-batch
+  double jitter = 0.03;               // +-3% per rank per iteration
+  std::uint64_t seed = 1;
+  double params_per_gpu_layer = 1e8;
+};
+
+class FakeBackend : public core::Backend {
+ public:
+  explicit FakeBackend(const ContractCase& c);
+
+  core::Capabilities capabilities() const override;
+  core::StepReport step(const core::ParallelPlan& plan) override;
+  void apply(const core::Directive& directive) override;
+
+  void set_slowdown(int rank, double factor) { slowdown_[static_cast<std::size_t>(rank)] = factor; }
+  const std::vector<int>& layers_per_virtual_stage() const { return layers_; }
+  const std::vector<int>& micro_batches() const { return micro_; }
+
+ private:
+  double uniform();  // [-1, 1)
+
+  ContractCase case_;
+  std::vector<int> layers_;
+  std::vector<int> micro_;
+  std::vector<double> slowdown_;
+  std::uint64_t rng_;
+  std::int64_t iteration_ = 0;
+};
+
+/// The harness the controller contract tests are written against; one per
+/// backend type (tests/core/controller/controller_contract.hpp).
+class FakeHarness {
+ public:
+  explicit FakeHarness(const ContractCase& c) : case_(c), backend_(c) {}
+  core::Backend& backend() { return backend_; }
+  void slow_down(int rank, double factor) { backend_.set_slowdown(rank, factor); }
+  /// What the controller is told of the job.
+  core::JobModel job(std::int64_t total_iterations) const;
+  core::TimeNs layer_ns() const { return case_.layer_ns; }
+  std::vector<int> layers_per_virtual_stage() const { return backend_.layers_per_virtual_stage(); }
+  std::vector<int> micro_batches() const { return backend_.micro_batches(); }
+
+ private:
+  ContractCase case_;
+  FakeBackend backend_;
+};
+
+}  // namespace parashift::test

@@ -1,0 +1,105 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/faults/duration.hpp"
+#include "core/faults/fault_config.hpp"
+#include "core/input_error.hpp"
+
+using namespace parashift::core;
+
+namespace {
+
+FaultConfig read(const std::string& yaml) {
+  const YAML::Node root = YAML::Load(yaml);
+  YamlFields top(root, "", "s.yaml");
+  YamlFields faults = top.map("faults");
+  return read_fault_config(faults);
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    read(yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("durations are a number and one unit, nothing else") {
+  CHECK(parse_strict_duration_ns("30s") == 30 * kNsPerS);
+  CHECK(parse_strict_duration_ns("10min") == 600 * kNsPerS);
+  CHECK(parse_strict_duration_ns("1.5h") == 5400 * kNsPerS);
+  CHECK(parse_strict_duration_ns("250ms") == 250 * kNsPerMs);
+  CHECK(parse_strict_duration_ns("2d") == 172800 * kNsPerS);
+  for (const char* bad : {"30", "30 s", "-3s", "s", "3hours", "3h ", "1e3s", ""}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_strict_duration_ns(bad), InputError);
+  }
+  CHECK(format_duration_text(3 * 3600 * kNsPerS) == "3h");
+}
+
+TEST_CASE("a full faults section") {
+  const FaultConfig c = read(R"(
+faults:
+  gpu_mtbf_hours: 50000
+  node_mtbf_hours: 20000
+  heartbeat_timeout: 30s
+  spares: 64
+  snapshot: {interval: auto, replicas: 3, domain: node}
+  baseline: {checkpoint_interval: 3h, storage_gbps: 800, restart: 10min}
+  events:
+    - {kind: slow, gpu: 17, factor: 1.5, at: 60s, duration: 10min}
+    - {kind: degrade, link: "l0->p0", fraction: 0.5, at: 2min}
+    - {kind: background, links: ["l0->p0", "l1->p1"], fraction: 0.3}
+    - {kind: jitter, sigma: 0.03}
+    - {kind: fail, target: node, id: 12, at: 1h}
+)");
+  CHECK(c.rates.gpu_mtbf_hours == 50000);
+  CHECK(c.heartbeat_timeout_ns == 30 * kNsPerS);
+  CHECK(c.spares == 64);
+  CHECK_FALSE(c.snapshot.interval_ns.has_value());
+  CHECK(c.snapshot.replicas == 3);
+  CHECK(c.snapshot.domain == FailureDomain::Node);
+  CHECK(c.baseline.checkpoint_interval_ns == 3 * 3600 * kNsPerS);
+  // 800 Gb/s = 100 GB/s.
+  CHECK(c.baseline.storage_Bps == doctest::Approx(100e9));
+  REQUIRE(c.events.size() == 5);
+  CHECK(c.events[0].kind == FaultEventKind::Slow);
+  CHECK(c.events[0].gpu == 17);
+  CHECK(c.events[0].duration_ns == 600 * kNsPerS);
+  CHECK(c.events[1].link == "l0->p0");
+  CHECK(c.events[2].links.size() == 2);
+  CHECK(c.events[3].sigma == doctest::Approx(0.03));
+  CHECK(c.events[4].target == FailureKind::Node);
+  CHECK(c.events[4].id == "12");
+  CHECK(c.events[4].at_ns == 3600 * kNsPerS);
+  // 64 GPUs at 50000 h + 8 hosts at 20000 h: 64/50000 + 8/20000 per hour.
+  CHECK(c.failures_per_hour(64, 8, 64, 0) == doctest::Approx(0.00128 + 0.0004));
+}
+
+TEST_CASE("bad fault config values name the file, line and field") {
+  const std::string e1 = error_of("faults:\n  heartbeat_timeout: 30\n");
+  CHECK(e1.find("s.yaml:2:") != std::string::npos);
+  CHECK(e1.find("faults.heartbeat_timeout") != std::string::npos);
+  CHECK(e1.find("expected a duration") != std::string::npos);
+
+  const std::string e2 = error_of("faults:\n  spares: 4\n  sparez: 4\n");
+  CHECK(e2.find("faults.sparez: unknown field") != std::string::npos);
+
+  const std::string e3 = error_of("faults:\n  snapshot: {domain: pod}\n");
+  CHECK(e3.find("faults.snapshot.domain") != std::string::npos);
+
+  const std::string e4 = error_of("faults:\n  events:\n    - {kind: slow, gpu: 3, factor: 0.5}\n");
+  CHECK(e4.find("faults.events[0].factor") != std::string::npos);
+  CHECK(e4.find("s.yaml:3:") != std::string::npos);
+
+  const std::string e5 =
+      error_of("faults:\n  events:\n    - {kind: fail, target: rack, id: 1, at: 1h}\n");
+  CHECK(e5.find("faults.events[0].target") != std::string::npos);
+
+  const std::string e6 = error_of("faults:\n  events:\n    - {kind: melt}\n");
+  CHECK(e6.find("expected one of slow, degrade, background, jitter, fail") != std::string::npos);
+}

@@ -1,0 +1,78 @@
+#include <doctest/doctest.h>
+
+#include "../planner/fixtures.hpp"
+#include "core/rank_layout.hpp"
+#include "core/snapshot/remap.hpp"
+#include "core/snapshot/shrink.hpp"
+
+using namespace parashift::core;
+
+namespace {
+
+// 4 GPUs per host: hosts 0 and 1 in rack 0, host 2 in rack 1.
+GpuPlace place(int gpu) {
+  const int host = gpu / 4;
+  return GpuPlace{host, host < 2 ? 0 : 1};
+}
+
+}  // namespace
+
+TEST_CASE("a lost rank goes to the nearest spare: same host, then same rack, then anywhere") {
+  std::vector<int> spares{11, 5, 3};
+  auto r = remap_to_spares({{7, 1}}, spares, place);  // rank 7 lost on GPU 1 (host 0)
+  REQUIRE(r.placed.size() == 1);
+  CHECK(r.placed[0].to_gpu == 3);
+  CHECK(r.placed[0].nearness == Nearness::SameHost);
+  CHECK(spares == std::vector<int>{11, 5});
+
+  r = remap_to_spares({{7, 1}}, spares, place);
+  CHECK(r.placed[0].to_gpu == 5);
+  CHECK(r.placed[0].nearness == Nearness::SameRack);
+
+  r = remap_to_spares({{7, 1}}, spares, place);
+  CHECK(r.placed[0].to_gpu == 11);
+  CHECK(r.placed[0].nearness == Nearness::Anywhere);
+  CHECK(spares.empty());
+
+  r = remap_to_spares({{7, 1}}, spares, place);
+  CHECK(r.placed.empty());
+  REQUIRE(r.unplaced.size() == 1);
+  CHECK(r.unplaced[0].rank == 7);
+}
+
+TEST_CASE("ranks lost together from one host stay together on a near host") {
+  // Host 0 died (ranks 0, 1 on GPUs 0, 1). Spares: one on host 1 (rack 0)
+  // is not enough for the group; host 2 (rack 1) has two. Same rack wins
+  // for the first rank; the second follows it to host 1's other spare.
+  std::vector<int> spares{5, 6, 8, 9};
+  const auto r = remap_to_spares({{0, 0}, {1, 1}}, spares, place);
+  REQUIRE(r.placed.size() == 2);
+  CHECK(place(r.placed[0].to_gpu).host == 1);
+  CHECK(place(r.placed[1].to_gpu).host == 1);
+  CHECK(spares == std::vector<int>{8, 9});
+}
+
+TEST_CASE("no spare left: the replica that held the lost rank is dropped and the job re-planned") {
+  // Llama-2 7B on 64 H100s: tp8 pp2 dp4, global batch 64 (16 per replica).
+  PlannerInput in = test::planner_input(test::llama2_7b(), "h100-sxm-80gb", 64, 64, 4096);
+  ParallelPlan plan;
+  plan.tp = 8;
+  plan.pp = 2;
+  plan.dp = 4;
+  plan.global_batch = 64;
+  std::vector<int> spares;
+  const RankLayout layout(plan);
+  const int lost_rank = layout.rank(RankCoord{3, 0, 2, 1});  // tp 3, replica 2, stage 1
+  const auto remap = remap_to_spares({{lost_rank, lost_rank}}, spares, place);
+  REQUIRE(remap.unplaced.size() == 1);
+  const auto shrunk = shrink_and_replan(in, plan, {remap.unplaced[0].rank});
+  REQUIRE(shrunk.has_value());
+  // One replica dropped: dp 3 on 48 GPUs, batch 3 * 16 = 48 = 0.75 of 64.
+  CHECK(shrunk->dropped_dp == std::vector<int>{2});
+  CHECK(shrunk->plan.dp == 3);
+  CHECK(shrunk->plan.tp == 8);
+  CHECK(shrunk->plan.pp == 2);
+  CHECK(shrunk->gpus == 48);
+  CHECK(shrunk->plan.global_batch == 48);
+  CHECK(shrunk->batch_share == doctest::Approx(0.75));
+}

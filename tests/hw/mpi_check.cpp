@@ -1,0 +1,145 @@
+// Run under mpirun (-np 1, 2 or 4): trains the tiny model under every
+// tp x pp x dp split of the job and checks each against the same model
+// trained on one rank in-process; then a live repartition, a rebalance and a
+// snapshot/restore, each against an undisturbed run. Prints one line per
+// check on rank 0; exit status 0 when all pass, 1 otherwise.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hw/comm/self_communicator.hpp"
+#include "hw/cpu/mpi_session.hpp"
+#include "hw/exec/hw_backend.hpp"
+#include "tests/hw/hw_test_model.hpp"
+
+using namespace parashift;
+
+namespace {
+
+constexpr int kIterations = 4;
+
+std::vector<double> train(hw::HwBackend& backend, const core::ParallelPlan& plan, int from, int to,
+                          const std::vector<core::Directive>& at_start = {}) {
+  std::vector<double> losses;
+  for (int i = from; i < to; ++i) {
+    if (i == from)
+      for (const auto& d : at_start) backend.apply(d);
+    backend.step(plan);
+    losses.push_back(backend.last_loss());
+  }
+  return losses;
+}
+
+struct Checker {
+  int rank = 0;
+  int failures = 0;
+  void expect(bool ok, const std::string& what) {
+    if (rank == 0) std::printf("%s %s\n", ok ? "PASS" : "FAIL", what.c_str());
+    failures += ok ? 0 : 1;
+  }
+};
+
+// Largest relative difference between two loss trajectories.
+double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = a.size() == b.size() ? 0.0 : INFINITY;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
+  return worst;
+}
+
+std::string number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", x);
+  return text;
+}
+
+std::string show(const std::vector<double>& v) {
+  std::string s;
+  for (double x : v) s += (s.empty() ? "" : " ") + number(x);
+  return "[" + s + "]";
+}
+
+}  // namespace
+
+int main() {
+  hw::MpiSession mpi;
+  auto world = mpi.world();
+  const int n = world->size();
+  Checker check{world->rank(), 0};
+  const auto model = test::tiny_model();
+
+  for (auto kind : {hw::OptimizerKind::Sgd, hw::OptimizerKind::Adam}) {
+    // Reference: the same model on one rank, in this process.
+    hw::SelfCommunicator self;
+    const auto one = test::tiny_plan(1, 1, 1);
+    hw::HwBackend ref_backend(model, test::kTinySeq, 1, one, test::tiny_options(kind, "ref"), self);
+    const auto reference = train(ref_backend, one, 0, kIterations);
+
+    for (int tp = 1; tp <= n; tp *= 2) {
+      for (int pp = 1; tp * pp <= n; pp *= 2) {
+        const int dp = n / (tp * pp);
+        const auto plan = test::tiny_plan(tp, pp, dp);
+        hw::HwBackend backend(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "plan"),
+                              *world);
+        const auto losses = train(backend, plan, 0, kIterations);
+        // Same global tensors and samples, summed in another order: fp32
+        // rounding only, far below the first step's change (> 1%).
+        const double diff = max_rel_diff(losses, reference);
+        check.expect(diff < 1e-4, std::string(hw::to_string(kind)) + " tp" + std::to_string(tp) +
+                                      " pp" + std::to_string(pp) + " dp" + std::to_string(dp) +
+                                      " losses " + show(losses) + " vs 1 rank " + show(reference) +
+                                      " (max rel diff " + number(diff) + ")");
+      }
+    }
+  }
+
+  const auto kind = hw::OptimizerKind::Adam;
+  if (n >= 2) {
+    // Live repartition: all layers but one move to the last stage after 2
+    // iterations. Each layer computes the same thing wherever it lives, and
+    // its weights and Adam moments move bit for bit, so losses are identical.
+    const auto plan = test::tiny_plan(1, 2, n / 2);
+    hw::HwBackend steady(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "steady"),
+                         *world);
+    const auto undisturbed = train(steady, plan, 0, kIterations);
+    hw::HwBackend moved(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "moved"), *world);
+    auto losses = train(moved, plan, 0, 2);
+    const auto after =
+        train(moved, plan, 2, kIterations, {{core::RepartitionDirective{{1, 3}}, "test", 0}});
+    losses.insert(losses.end(), after.begin(), after.end());
+    check.expect(losses == undisturbed && moved.layers_per_stage() == std::vector<int>{1, 3},
+                 "repartition [2,2] -> [1,3] after 2 iterations: " + show(losses) +
+                     " == " + show(undisturbed));
+  }
+  if (n >= 2) {
+    // Rebalance: replica 0 takes 3 of the 4 micro-batches. The same samples
+    // are trained, only split differently: equal up to fp32 rounding.
+    const auto plan = test::tiny_plan(1, n / 2, 2);
+    hw::HwBackend even(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "even"), *world);
+    const auto reference = train(even, plan, 0, kIterations);
+    hw::HwBackend skewed(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "skew"), *world);
+    const auto losses =
+        train(skewed, plan, 0, kIterations, {{core::RebalanceDirective{{3, 1}}, "test", 0}});
+    const double diff = max_rel_diff(losses, reference);
+    check.expect(diff < 1e-4, "rebalance [2,2] -> [3,1]: max rel diff " + number(diff));
+  }
+  {
+    // Snapshot after 2 iterations, train 2 more, restore, train 2 again.
+    const auto plan = test::tiny_plan(n >= 2 ? 2 : 1, n >= 4 ? 2 : 1, 1);
+    auto options = test::tiny_options(kind, "snap");
+    options.ranks_per_node = n >= 2 ? n / 2 : 0;  // two "nodes" when possible: replicas cross
+    hw::HwBackend backend(model, test::kTinySeq, 1, plan, options, *world);
+    train(backend, plan, 0, 2);
+    backend.apply({core::SnapshotDirective{2}, "test", 0});
+    const auto first = train(backend, plan, 2, kIterations);
+    const auto version = backend.newest_restorable_snapshot();
+    backend.apply({core::RestoreDirective{2}, "test", 0});
+    const auto again = train(backend, plan, 2, kIterations);
+    check.expect(version == 2 && again == first,
+                 "snapshot v2, restore after 4 iterations: " + show(again) + " == " + show(first));
+    backend.remove_snapshots();
+  }
+  if (check.rank == 0) std::printf("%d failure(s)\n", check.failures);
+  return check.failures == 0 ? 0 : 1;
+}

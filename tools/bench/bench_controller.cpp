@@ -1,0 +1,100 @@
+// The controller's own time per iteration (observe: state estimate, straggler
+// detection, balancing) at 16,384 GPUs: TP8 PP16 DP128, 128 layers, 16
+// micro-batches per replica. Goal: under 1 ms.
+//   build-ctl/tools/bench/bench_controller --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/controller/controller.hpp"
+#include "core/rank_layout.hpp"
+
+namespace {
+
+using namespace parashift::core;
+
+ParallelPlan plan_16k() {
+  ParallelPlan plan;
+  plan.tp = 8;
+  plan.pp = 16;
+  plan.dp = 128;
+  plan.global_batch = 128 * 16;
+  return plan;
+}
+
+// A few seeded reports with +-3% jitter, rank `slow` at `factor` x.
+std::vector<StepReport> reports(const ParallelPlan& plan, int slow, double factor) {
+  const RankLayout layout(plan);
+  std::uint64_t state = 42;
+  auto uniform = [&state] {  // splitmix64 in [-1, 1)
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+  };
+  std::vector<StepReport> out(8);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    StepReport& r = out[i];
+    r.iteration_ns = 10 * kNsPerS;
+    const auto ranks = static_cast<std::size_t>(layout.ranks());
+    r.rank_compute_ns.resize(ranks);
+    r.rank_exposed_comm_ns.resize(ranks);
+    r.rank_peak_memory_bytes.assign(ranks, 60e9);
+    for (std::size_t k = 0; k < ranks; ++k) {
+      const double f = (static_cast<int>(k) == slow ? factor : 1.0) * (1.0 + 0.03 * uniform());
+      r.rank_compute_ns[k] = static_cast<TimeNs>(16 * 8 * 50e6 * f);  // 16 mb x 8 layers x 50 ms
+      r.rank_exposed_comm_ns[k] = static_cast<TimeNs>(1e8 * (1.0 + 0.03 * uniform()));
+    }
+  }
+  return out;
+}
+
+void run(benchmark::State& state, int slow, double factor) {
+  const ParallelPlan plan = plan_16k();
+  JobModel job;
+  job.plan = plan;
+  job.layers = 128;
+  job.params_per_gpu_layer = 1.6e9 / 8;
+  job.activation_bytes_per_layer = 1e8;
+  job.memory_limit_bytes = 80e9;
+  // The worst steady state: the balancer builds and weighs both candidates
+  // every iteration (min_improvement 0) and rejects them (min_gain_s out of
+  // reach), so the job never changes and the controller never rests.
+  job.total_iterations = 1'000'000'000;
+  PolicyConfig config = default_policy_config(builtin_policy_registry());
+  config.find("straggler")->enabled = true;
+  config.find("balance")->enabled = true;
+  config.find("balance")->knobs["min_improvement"] = 0.0;
+  config.find("balance")->knobs["min_gain_s"] = 1e30;
+  Capabilities caps;
+  caps.live_repartition = true;
+  caps.ranks = plan.gpus();
+  Controller ctl(job, config, caps);
+  auto samples = reports(plan, slow, factor);
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    StepReport& r = samples[static_cast<std::size_t>(i) % samples.size()];
+    r.iteration = i++;
+    auto directives = ctl.observe(r);
+    benchmark::DoNotOptimize(directives);
+  }
+  state.counters["gpus"] = plan.gpus();
+  state.counters["directives"] = static_cast<double>(ctl.directives_issued());
+  state.counters["log"] = static_cast<double>(ctl.log().size());
+}
+
+void BM_ControllerHealthy16k(benchmark::State& state) {
+  run(state, -1, 1.0);
+}
+void BM_ControllerSlowGpu16k(benchmark::State& state) {
+  run(state, 4321, 1.5);
+}
+
+BENCHMARK(BM_ControllerHealthy16k)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ControllerSlowGpu16k)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
