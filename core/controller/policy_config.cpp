@@ -109,8 +109,14 @@ PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& regist
     if (spec == nullptr) {
       policy.fail(key, "unknown policy module '" + key + "' (expected one of: " + expected + ")");
     }
-    YamlFields fields = policy.map(key);
     ModuleConfig& m = *config.find(key);
+    if (entry.second.IsScalar()) {
+      // `balance: off` / `straggler: on`: the module with its default knobs.
+      const auto on = policy.optional_bool(key);
+      m.enabled = on.value_or(false);
+      continue;
+    }
+    YamlFields fields = policy.map(key);
     m.enabled = fields.optional_bool("enabled").value_or(true);
     for (const auto& knob : spec->knobs) {
       if (fields.has(knob.name)) {

@@ -5,7 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/duration.hpp"
+#include "core/controller/policy_registry.hpp"
+#include "core/faults/duration.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/hf_config.hpp"
 #include "core/scenario/model_yaml.hpp"
@@ -277,12 +278,12 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
     s.run.iterations = iterations.value_or(1);
     if (auto duration = run.optional_string("duration")) {
       if (iterations) run.fail("duration", "give either run.iterations or run.duration, not both");
-      const auto ns = parse_duration_ns(*duration);
-      if (!ns) {
-        run.fail("duration", "expected a positive duration such as 90s, 30min, 6h or 2d, found '" +
-                                 *duration + "'");
+      try {
+        s.run.duration_ns = parse_strict_duration_ns(*duration);
+      } catch (const InputError& e) {
+        run.fail("duration", e.what());
       }
-      s.run.duration_ns = *ns;
+      if (s.run.duration_ns <= 0) run.fail("duration", "expected a positive duration, found 0");
     }
     s.run.seed = static_cast<std::uint64_t>(run.nonnegative_int64("seed", 1));
     if (auto network = run.optional_string("network")) {
@@ -294,6 +295,19 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
     run.reject_unknown();
   } else {
     top.allow("run");
+  }
+  if (top.has("policy")) {
+    YamlFields policy = top.map("policy");
+    s.policy = read_policy_config(policy);
+  } else {
+    top.allow("policy");
+    s.policy = default_policy_config(builtin_policy_registry());
+  }
+  if (top.has("faults")) {
+    YamlFields faults = top.map("faults");
+    s.faults = read_fault_config(faults);
+  } else {
+    top.allow("faults");
   }
   top.reject_unknown();
   return s;

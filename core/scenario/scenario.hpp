@@ -5,12 +5,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/controller/policy_config.hpp"
 #include "core/device_spec.hpp"
+#include "core/faults/fault_config.hpp"
 #include "core/model_spec.hpp"
 #include "core/parallel_plan.hpp"
 #include "core/units.hpp"
@@ -32,10 +35,10 @@ struct TrainingSpec {
 };
 
 struct RunSpec {
-  int iterations = 1;        // iterations to run, or
-  TimeNs duration_ns = 0;    // simulated wall time to cover (0: use iterations)
+  int iterations = 1;      // iterations to run, or
+  TimeNs duration_ns = 0;  // simulated wall time to cover (0: use iterations)
   std::uint64_t seed = 1;
-  bool contention = true;    // max-min shared links (network: maxmin) or each transfer alone (path)
+  bool contention = true;  // max-min shared links (network: maxmin) or each transfer alone (path)
 };
 
 struct Scenario {
@@ -48,6 +51,8 @@ struct Scenario {
   TrainingSpec training;
   ParallelPlan plan;
   RunSpec run;
+  PolicyConfig policy;                // every module off unless the `policy:` section turns it on
+  std::optional<FaultConfig> faults;  // the `faults:` section, when present
 };
 
 /// Applies "key.path=value" overrides (CLI --set) to a parsed YAML document.

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -136,7 +136,7 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
        "run.duration (set on the command line): give either run.iterations or run.duration"},
       {{"simulate", kData + "small.yaml", "--set", "run.iterations=null", "--set",
         "run.duration=soon"},
-       "expected a positive duration such as 90s, 30min, 6h or 2d, found 'soon'"},
+       "run.duration (set on the command line): expected a duration like 30s, 10min, 3h"},
       {{"simulate", kData + "small.yaml", "--set", "run.network=ideal"},
        "run.network (set on the command line): expected one of maxmin, path, found 'ideal'"},
       {{"simulate", kData + "small.yaml", "--set", "run.network=path", "--links", "/tmp/x.csv"},

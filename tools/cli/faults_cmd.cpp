@@ -1,25 +1,16 @@
 // `parashift faults SCENARIO`: a fault-injection campaign, in-memory
 // snapshots + spares against periodic remote checkpoints + full restart.
-//
-// Until the scenario loader reads `faults:` itself, this command splits the
-// file: the `faults:` block is read here with read_fault_config, and the
-// rest goes to core::parse_scenario with the block's lines blanked (so line
-// numbers in its messages stay right).
-#include <fstream>
+// The scenario's `faults:` section configures the campaign.
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
-#include <yaml-cpp/yaml.h>
-
 #include "core/faults/fault_config.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
-#include "core/scenario/yaml_fields.hpp"
 #include "sim/faults/campaign.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
@@ -37,49 +28,12 @@ struct FaultsOptions {
   std::vector<std::string> overrides;
 };
 
-// Blanks the lines of the top-level `faults:` block (its key line and every
-// following line that is indented, blank or a comment).
-std::string without_faults_block(const std::string& text) {
-  std::istringstream in(text);
-  std::string out;
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    const bool top_level = !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#';
-    if (top_level) inside = line.rfind("faults:", 0) == 0;
-    out += (inside ? std::string() : line) + "\n";
-  }
-  return out;
-}
-
 void run_faults(const FaultsOptions& opts, CliContext& ctx) {
-  std::ifstream in(opts.scenario);
-  if (!in) throw core::InputError(opts.scenario + ": cannot open scenario file");
-  std::stringstream text;
-  text << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::Exception& e) {
-    throw core::InputError(opts.scenario + ":" + std::to_string(e.mark.line + 1) + ":" +
-                           std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
-  }
-  if (!root.IsMap() || !root["faults"] || root["faults"].IsNull()) {
+  const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+  if (!scenario.faults) {
     throw core::InputError(opts.scenario + ": faults: missing; expected a faults section");
   }
-  std::vector<std::string> scenario_overrides, fault_overrides;
-  for (const auto& o : opts.overrides) {
-    (o.rfind("faults.", 0) == 0 ? fault_overrides : scenario_overrides).push_back(o);
-  }
-  YAML::Node faults_root(YAML::NodeType::Map);
-  faults_root["faults"] = root["faults"];
-  core::apply_overrides(faults_root, fault_overrides);
-  std::set<std::string> overridden;
-  for (const auto& o : fault_overrides) overridden.insert(o.substr(0, o.find('=')));
-  core::YamlFields faults(faults_root["faults"], "faults", opts.scenario, &overridden);
-  const core::FaultConfig config = core::read_fault_config(faults);
-
-  const core::Scenario scenario =
-      core::parse_scenario(without_faults_block(text.str()), opts.scenario, scenario_overrides);
+  const core::FaultConfig& config = *scenario.faults;
   auto setup = sim::make_campaign_setup(scenario, config);
   sim::CampaignOptions campaign;
   campaign.seeds = opts.seeds;

@@ -162,8 +162,9 @@ TEST_CASE("policy section: defaults, knobs and located errors") {
         "scenario.yaml:1:22: policy.balance.rebalance: expected true or false, found 'maybe'");
   CHECK(policy_error("window: 16\n") ==
         "scenario.yaml:1:9: policy.window: expected an integer in [1, 15], found '16'");
+  // A module is a map of knobs, or on/off.
   CHECK(policy_error("balance: 3\n") ==
-        "scenario.yaml:1:10: policy.balance: expected a map of fields");
+        "scenario.yaml:1:10: policy.balance: expected true or false, found '3'");
 }
 
 TEST_CASE("modules are registered by name with a description, in the order they run") {

@@ -146,8 +146,9 @@ TEST_CASE("bad fault config exits 2 with the field and what was expected") {
   CHECK(o.status == 2);
   CHECK(o.err.find("faults.spares (set on the command line)") != std::string::npos);
 
-  const fs::path none = write_file("none.yaml", "name: x\n");
-  const auto n = run_parashift({"faults", none.string()});
+  // A scenario without a faults: section.
+  const auto n =
+      run_parashift({"faults", std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/small.yaml"});
   CHECK(n.status == 2);
   CHECK(n.err.find("faults: missing") != std::string::npos);
 }
