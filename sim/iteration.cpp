@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <memory>
+#include <stdexcept>
 
 #include "core/cost/memory.hpp"
 #include "core/rank_layout.hpp"
@@ -106,11 +107,31 @@ class IterationSim {
                   ? even_layer_split(in.model->layers, virtual_stages_)
                   : in.layers_per_virtual_stage;
     assert(static_cast<int>(layers_.size()) == virtual_stages_);
+    if (!in.micro_batches_per_replica.empty()) {
+      if (static_cast<int>(in.micro_batches_per_replica.size()) != plan_.dp) {
+        throw std::invalid_argument("micro_batches_per_replica needs one entry per replica");
+      }
+      int total = 0;
+      for (int m : in.micro_batches_per_replica) {
+        if (m < 1) throw std::invalid_argument("every replica needs at least one micro-batch");
+        if (v_ > 1 && m % stages_ != 0) {
+          throw std::invalid_argument(
+              "interleaved 1F1B needs each replica's micro-batches to be a multiple of pp");
+        }
+        total += m;
+      }
+      if (total * plan_.micro_batch != plan_.global_batch) {
+        throw std::invalid_argument("micro_batches_per_replica must keep the global batch");
+      }
+    }
     layer_activation_bytes_ = core::layer_activation_bytes(*in.model, plan_, in.seq_len);
     split_backward_ = plan_.schedule == core::Schedule::ZeroBubbleH1;
     last_gradient_pass_ = split_backward_ ? PassKind::BackwardWeight : PassKind::Backward;
     if (in.network == NetworkModel::MaxMin) {
       network_ = std::make_unique<FlowNetwork>(kernel_, paths_.topology());
+      for (const auto& [link, bandwidth] : paths_.link_overrides()) {
+        network_->set_link_bandwidth(link, bandwidth);
+      }
       if (in.trace != nullptr) {
         network_->set_busy_observer([trace = in.trace](topo::LinkId link, TimeNs a, TimeNs b) {
           trace->link_busy(link, a, b);
@@ -128,6 +149,11 @@ class IterationSim {
   }
 
  private:
+  int replica_micro_batches(int replica) const {
+    return in_.micro_batches_per_replica.empty() ? micro_batches_
+                                                 : in_.micro_batches_per_replica[replica];
+  }
+
   int worker_index(int stage, int replica, int cp_rank) const {
     return cp_rank + plan_.cp * (replica + plan_.dp * stage);
   }
@@ -136,8 +162,9 @@ class IterationSim {
     workers_.resize(static_cast<std::size_t>(stages_) * plan_.dp * plan_.cp);
     const auto& layer = profile_.layer;
     for (int s = 0; s < stages_; ++s) {
-      const auto ops = stage_schedule(plan_.schedule, stages_, s, micro_batches_, v_);
       for (int d = 0; d < plan_.dp; ++d) {
+        const int micro_batches = replica_micro_batches(d);
+        const auto ops = stage_schedule(plan_.schedule, stages_, s, micro_batches, v_);
         for (int c = 0; c < plan_.cp; ++c) {
           Worker& w = workers_[worker_index(s, d, c)];
           w.stage = s;
@@ -147,12 +174,15 @@ class IterationSim {
           for (int t = 0; t < plan_.tp; ++t) {
             const int gpu = layout_.rank({t, c, d, s});
             w.gpus.push_back(gpu);
-            if (!in_.gpu_slowdown.empty()) w.slowdown = std::max(w.slowdown, in_.gpu_slowdown[gpu]);
+            // The group runs at the pace of its slowest member.
+            if (!in_.gpu_slowdown.empty()) {
+              w.slowdown = t == 0 ? in_.gpu_slowdown[gpu] : std::max(w.slowdown, in_.gpu_slowdown[gpu]);
+            }
           }
-          const auto slots = static_cast<std::size_t>(micro_batches_) * v_;
+          const auto slots = static_cast<std::size_t>(micro_batches) * v_;
           w.forward_ready.assign(slots, 0);
           w.backward_ready.assign(slots, 0);
-          w.backward_left.assign(v_, micro_batches_);
+          w.backward_left.assign(v_, micro_batches);
           w.inflight.assign(v_, 0);
           // With sequence parallelism each all-gather has its reduce-scatter twin.
           w.tp_forward_ns_per_layer = collective_calls_ns(layer.tp_forward, w.gpus) +
@@ -170,6 +200,7 @@ class IterationSim {
           w.stats.stage = s;
           w.stats.replica = d;
           w.stats.cp_rank = c;
+          w.stats.slowdown = w.slowdown;
           w.stats.static_bytes = w.params_on_gpu * static_bytes_per_param(plan_);
         }
       }
@@ -296,14 +327,22 @@ class IterationSim {
     const int stage = to_virtual_stage % stages_;
     const int chunk = to_virtual_stage / stages_;
     const int to = worker_index(stage, src.replica, src.cp_rank);
-    const TimeNs t =
-        paths_.transfer_ns(src.gpus[0], workers_[to].gpus[0], profile_.pp_activation_bytes);
-    kernel_.schedule_in(t, [this, to, chunk, micro_batch, forward] {
+    auto arrive = [this, to, chunk, micro_batch, forward] {
       Worker& dst = workers_[to];
       const std::size_t slot = static_cast<std::size_t>(micro_batch) * v_ + chunk;
       (forward ? dst.forward_ready : dst.backward_ready)[slot] = 1;
       try_start(to);
-    });
+    };
+    // Every tensor-parallel rank sends its share on its own rail at the same
+    // time; tensor rank 0's flow stands for them (see the header).
+    if (network_ && profile_.pp_activation_bytes > 0) {
+      network_->start_flow(src.gpus[0], workers_[to].gpus[0], profile_.pp_activation_bytes,
+                           std::move(arrive));
+    } else {
+      kernel_.schedule_in(
+          paths_.transfer_ns(src.gpus[0], workers_[to].gpus[0], profile_.pp_activation_bytes),
+          std::move(arrive));
+    }
   }
 
   // The last backward of `chunk` on worker `wi` starts now and lasts `duration`:

@@ -43,6 +43,9 @@ struct IterationInput {
   /// Layers of each virtual stage (pp * virtual_stages entries); empty: an even split,
   /// the first (layers mod stages) virtual stages taking one layer more.
   std::vector<int> layers_per_virtual_stage;
+  /// Micro-batches of each data-parallel replica (dp entries, summing to
+  /// global_batch / micro_batch); empty: global_batch / (dp * micro_batch) each.
+  std::vector<int> micro_batches_per_replica;
   /// Compute slowdown factor per GPU (1 = nominal); empty: all nominal.
   std::vector<double> gpu_slowdown;
   NetworkModel network = NetworkModel::MaxMin;
@@ -62,6 +65,7 @@ struct WorkerStats {
   int stage = 0;
   int replica = 0;
   int cp_rank = 0;
+  double slowdown = 1.0;        // compute-time factor of its slowest GPU
   TimeNs compute_ns = 0;  // forward, backward, recompute
   TimeNs tp_comm_ns = 0;  // tensor-parallel collectives in the pass stream
   TimeNs cp_comm_ns = 0;  // context-parallel exchange in the pass stream

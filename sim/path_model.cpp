@@ -4,6 +4,13 @@
 
 namespace parashift::sim {
 
+void PathModel::set_link_overrides(const std::vector<std::pair<int, double>>& link_Bps) {
+  overrides_ = link_Bps;
+  override_by_link_.clear();
+  for (const auto& [link, bandwidth] : link_Bps) override_by_link_[link] = bandwidth;
+  cache_.clear();
+}
+
 const PathInfo& PathModel::path(int gpu_a, int gpu_b) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
                             static_cast<std::uint32_t>(gpu_b);
@@ -13,7 +20,9 @@ const PathInfo& PathModel::path(int gpu_a, int gpu_b) const {
     info.bottleneck_Bps = std::numeric_limits<double>::infinity();
     for (const topo::LinkId id : topology_->route(gpu_a, gpu_b, key)) {
       const auto& link = topology_->link(id);
-      info.bottleneck_Bps = std::min(info.bottleneck_Bps, link.bandwidth_Bps);
+      const auto o = override_by_link_.find(id);
+      const double bandwidth = o == override_by_link_.end() ? link.bandwidth_Bps : o->second;
+      info.bottleneck_Bps = std::min(info.bottleneck_Bps, bandwidth);
       info.latency_ns += link.latency_ns;
       ++info.hops;
     }

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/units.hpp"
 #include "topologies/topology.hpp"
@@ -25,6 +27,11 @@ class PathModel {
  public:
   explicit PathModel(const topo::Topology& topology) : topology_(&topology) {}
 
+  /// Links whose bandwidth differs from the topology's (degraded, or shared
+  /// with background traffic); clears the route cache.
+  void set_link_overrides(const std::vector<std::pair<int, double>>& link_Bps);
+  const std::vector<std::pair<int, double>>& link_overrides() const { return overrides_; }
+
   /// Route properties from GPU `a` to GPU `b` (cached per pair).
   const PathInfo& path(int gpu_a, int gpu_b) const;
   TimeNs transfer_ns(int gpu_a, int gpu_b, double bytes) const;
@@ -32,6 +39,8 @@ class PathModel {
 
  private:
   const topo::Topology* topology_;
+  std::vector<std::pair<int, double>> overrides_;
+  std::unordered_map<int, double> override_by_link_;
   mutable std::unordered_map<std::uint64_t, PathInfo> cache_;
 };
 

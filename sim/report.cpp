@@ -13,6 +13,22 @@ double seconds(TimeNs t) {
   return core::ns_to_s(t);
 }
 
+nlohmann::json directives_json(const RunSummary& run) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& t : run.directives) {
+    nlohmann::json d = t.directive;
+    d["iteration"] = t.iteration;
+    list.push_back(std::move(d));
+  }
+  return list;
+}
+
+nlohmann::json stragglers_json(const RunSummary& run) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& s : run.stragglers) list.push_back({{"iteration", s.iteration}, {"what", s.what}});
+  return list;
+}
+
 std::string fmt(const char* format, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, value);
@@ -37,7 +53,13 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
       {"simulated_iterations", run.simulated_iterations},
       {"total_time_s", seconds(run.total_ns)},
       {"iteration_time_s", seconds(r.iteration_ns)},
-      {"tokens_per_s", r.tokens_per_s},
+      {"tokens_per_s", run.tokens_per_s()},
+      {"iteration_tokens_per_s", r.tokens_per_s},
+      {"healthy_iteration_time_s", seconds(run.healthy_iteration_ns)},
+      {"time_lost_s", seconds(run.lost_ns())},
+      {"policy", run.policy_modules},
+      {"directives", directives_json(run)},
+      {"stragglers", stragglers_json(run)},
       {"mfu", r.mfu},
       {"model_flops_per_iteration", r.model_flops},
       {"bubble_share", r.bubble_share},
@@ -100,6 +122,52 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
   out << "  dp sync exposed " << fmt("%.4f", seconds(c.dp_exposed_ns)) << " s, optimizer "
       << fmt("%.4f", seconds(c.optimizer_ns)) << " s, param gather "
       << fmt("%.4f", seconds(c.param_gather_ns)) << " s\n";
+  if (run.policy_modules.empty() && run.lost_ns() == 0) return;
+  out << "\nrun throughput      " << fmt("%.0f", run.tokens_per_s()) << " tokens/s over "
+      << fmt("%.3f", seconds(run.total_ns)) << " s; time lost to slowdowns "
+      << fmt("%.3f", seconds(run.lost_ns())) << " s (healthy iteration "
+      << fmt("%.4f", seconds(run.healthy_iteration_ns)) << " s)\n";
+  if (run.policy_modules.empty()) return;
+  out << "policy              ";
+  for (std::size_t i = 0; i < run.policy_modules.size(); ++i) {
+    out << (i ? ", " : "") << run.policy_modules[i];
+  }
+  out << "\n";
+  for (const auto& s : run.stragglers) {
+    out << "  straggler after iteration " << s.iteration << ": " << s.what << "\n";
+  }
+  for (const auto& t : run.directives) {
+    out << "  before iteration " << t.iteration << ": " << core::to_string(t.directive) << "\n";
+  }
+  if (run.directives.empty()) out << "  no directives\n";
+}
+
+void print_comparison(std::ostream& out, const std::string& label_a, const RunSummary& a,
+                      const std::string& label_b, const RunSummary& b) {
+  char line[256];
+  auto row = [&](const char* what, const std::string& x, const std::string& y) {
+    std::snprintf(line, sizeof line, "%-28s %22s %22s\n", what, x.c_str(), y.c_str());
+    out << line;
+  };
+  out << "\n";
+  row("", label_a, label_b);
+  row("throughput (tokens/s)", fmt("%.0f", a.tokens_per_s()), fmt("%.0f", b.tokens_per_s()));
+  row("run time (s)", fmt("%.3f", seconds(a.total_ns)), fmt("%.3f", seconds(b.total_ns)));
+  row("last iteration (s)", fmt("%.4f", seconds(a.last.iteration_ns)),
+      fmt("%.4f", seconds(b.last.iteration_ns)));
+  row("pipeline bubble (%)", fmt("%.1f", 100.0 * a.last.bubble_share),
+      fmt("%.1f", 100.0 * b.last.bubble_share));
+  row("time lost to slowdowns (s)", fmt("%.3f", seconds(a.lost_ns())),
+      fmt("%.3f", seconds(b.lost_ns())));
+  row("decisions taken", std::to_string(a.directives.size()), std::to_string(b.directives.size()));
+  // Recovery: the share of the throughput lost without the policy that the policy wins back.
+  const double healthy = a.tokens / (a.iterations * seconds(a.healthy_iteration_ns));
+  const double lost_b = healthy - b.tokens_per_s();
+  if (lost_b > 0) {
+    out << "\n" << label_a << " recovers " << fmt("%.1f", 100.0 * (a.tokens_per_s() - b.tokens_per_s()) / lost_b)
+        << " % of the throughput " << label_b << " loses to slowdowns (healthy "
+        << fmt("%.0f", healthy) << " tokens/s)\n";
+  }
 }
 
 }  // namespace parashift::sim

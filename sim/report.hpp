@@ -6,18 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/scenario/scenario.hpp"
-#include "sim/iteration.hpp"
+#include "sim/run.hpp"
 
 namespace parashift::sim {
 
-struct RunSummary {
-  int iterations = 0;
-  int simulated_iterations = 0;  // the rest reused an unchanged iteration
-  TimeNs total_ns = 0;
-  IterationResult last;
-};
-
 nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& run);
 void print_summary(std::ostream& out, const core::Scenario& scenario, const RunSummary& run);
+/// Two runs side by side: throughput, bubble, time lost to slowdowns, decisions.
+void print_comparison(std::ostream& out, const std::string& label_a, const RunSummary& a,
+                      const std::string& label_b, const RunSummary& b);
 
 }  // namespace parashift::sim

@@ -1,5 +1,6 @@
 #include "sim/sim_backend.hpp"
 
+#include <numeric>
 #include <stdexcept>
 #include <variant>
 
@@ -9,55 +10,70 @@ namespace parashift::sim {
 
 namespace {
 
-bool same_plan(const core::ParallelPlan& a, const core::ParallelPlan& b) {
-  return a.label() == b.label() && a.global_batch == b.global_batch;
+const std::vector<core::FaultEvent>& events_of(const core::Scenario& s) {
+  static const std::vector<core::FaultEvent> none;
+  return s.faults ? s.faults->events : none;
 }
 
 }  // namespace
 
 SimBackend::SimBackend(const core::Scenario& scenario)
-    : scenario_(scenario), paths_(scenario.topology) {}
+    : scenario_(scenario),
+      paths_(scenario.topology),
+      slowdowns_(events_of(scenario), scenario.topology, scenario.run.seed) {}
 
 core::Capabilities SimBackend::capabilities() const {
   core::Capabilities caps;
   caps.simulated_time = true;
   caps.live_repartition = true;
   caps.link_telemetry = scenario_.run.contention;
+  caps.fault_injection = true;
   caps.ranks = scenario_.topology.gpu_count();
   return caps;
 }
 
 core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
-  const bool changed =
-      !last_ || !same_plan(*last_plan_, plan) || last_layers_ != layers_per_virtual_stage_;
-  if (changed) {
+  ClusterState cluster = slowdowns_.at(now_ns_, iteration_);
+  Key key{plan.label(), plan.global_batch, layers_per_virtual_stage_, micro_batches_per_replica_,
+          cluster};
+  if (!last_key_ || !(*last_key_ == key)) {
+    if (!last_key_ || !(last_key_->cluster.link_Bps == cluster.link_Bps)) {
+      paths_.set_link_overrides(cluster.link_Bps);
+    }
     IterationInput input;
     input.model = &scenario_.model;
     input.device = &scenario_.device;
     input.plan = &plan;
     input.seq_len = scenario_.training.seq_len;
     input.layers_per_virtual_stage = layers_per_virtual_stage_;
+    input.micro_batches_per_replica = micro_batches_per_replica_;
+    input.gpu_slowdown = cluster.gpu_slowdown;
     input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
     input.trace = trace_;
     const auto profile =
         core::work_profile(scenario_.model, scenario_.device, plan, scenario_.training.seq_len);
     last_ = simulate_iteration(input, profile, paths_);
-    last_plan_ = plan;
-    last_layers_ = layers_per_virtual_stage_;
+    last_key_ = std::move(key);
     ++simulated_;
   }
   core::StepReport report;
   report.iteration = iteration_++;
   report.iteration_ns = last_->iteration_ns;
+  now_ns_ += last_->iteration_ns;
   const core::RankLayout layout(plan);
   const int ranks = layout.ranks();
   report.rank_compute_ns.resize(ranks);
   report.rank_exposed_comm_ns.resize(ranks);
   report.rank_peak_memory_bytes.resize(ranks);
+  const auto& slow = last_key_->cluster.gpu_slowdown;
   for (int r = 0; r < ranks; ++r) {
     const auto c = layout.coord(r);
     const WorkerStats& w = last_->workers[c.cp + plan.cp * (c.dp + plan.dp * c.pp)];
-    report.rank_compute_ns[r] = w.compute_ns;
+    // A GPU's own kernels: the group runs at its slowest member's pace, but
+    // each GPU's kernel time (what a profiler measures) scales with its own speed.
+    const double own = slow.empty() ? 1.0 : slow[r];
+    report.rank_compute_ns[r] =
+        static_cast<TimeNs>(static_cast<double>(w.compute_ns) / w.slowdown * own);
     report.rank_exposed_comm_ns[r] = w.tp_comm_ns + w.cp_comm_ns + w.dp_exposed_ns;
     report.rank_peak_memory_bytes[r] = w.static_bytes + w.peak_activation_bytes;
   }
@@ -74,8 +90,13 @@ void SimBackend::apply(const core::Directive& directive) {
     layers_per_virtual_stage_ = d->layers_per_stage;
     return;
   }
+  if (const auto* d = std::get_if<core::RebalanceDirective>(&directive.action)) {
+    micro_batches_per_replica_ = d->micro_batches;
+    return;
+  }
   if (std::holds_alternative<core::ReplanDirective>(directive.action)) {
     layers_per_virtual_stage_.clear();  // the next step() takes the new plan
+    micro_batches_per_replica_.clear();
     return;
   }
   throw std::invalid_argument(std::string("the simulator backend does not apply '") +

@@ -1,6 +1,8 @@
 // The simulator as a core::Backend: each step() simulates one iteration of
-// the scenario's cluster; an iteration is re-simulated only when something
-// that affects it (plan, layer split, slowdowns) changed since the last one.
+// the scenario's cluster at the current simulated time, with the slowdown
+// events active then (faults.events); an iteration is re-simulated only when
+// something that affects it (plan, layer split, micro-batch shares, GPU
+// speeds, link bandwidths) changed since the last one, and reused otherwise.
 #pragma once
 
 #include <optional>
@@ -10,6 +12,7 @@
 #include "core/scenario/scenario.hpp"
 #include "sim/iteration.hpp"
 #include "sim/path_model.hpp"
+#include "sim/slowdowns.hpp"
 
 namespace parashift::sim {
 
@@ -25,18 +28,34 @@ class SimBackend : public core::Backend {
   const IterationResult& last_result() const { return *last_; }
   /// How many steps were simulated rather than reused.
   int simulated_steps() const { return simulated_; }
+  /// Simulated time at the start of the next step.
+  TimeNs now_ns() const { return now_ns_; }
   /// Record the next simulated iteration into `trace` (null: stop recording).
   void set_trace(TraceRecorder* trace) { trace_ = trace; }
+  /// Replaces the scenario's slowdown events (tests, contract harnesses).
+  void set_slowdowns(Slowdowns slowdowns) { slowdowns_ = std::move(slowdowns); }
   const PathModel& paths() const { return paths_; }
 
  private:
+  struct Key {
+    std::string plan;
+    int global_batch = 0;
+    std::vector<int> layers;
+    std::vector<int> micro_batches;
+    ClusterState cluster;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+
   const core::Scenario& scenario_;
   PathModel paths_;
+  Slowdowns slowdowns_;
   std::vector<int> layers_per_virtual_stage_;
-  std::optional<core::ParallelPlan> last_plan_;
-  std::vector<int> last_layers_;
+  std::vector<int> micro_batches_per_replica_;
+  std::optional<Key> last_key_;
   std::optional<IterationResult> last_;
+  ClusterState last_cluster_;
   std::int64_t iteration_ = 0;
+  TimeNs now_ns_ = 0;
   int simulated_ = 0;
   TraceRecorder* trace_ = nullptr;
 };

@@ -6,7 +6,7 @@
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "sim/report.hpp"
-#include "sim/sim_backend.hpp"
+#include "sim/run.hpp"
 #include "sim/trace.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
@@ -21,6 +21,7 @@ struct SimulateOptions {
   std::string trace_path;
   std::string links_path;
   std::vector<std::string> overrides;
+  std::string compare;  // KEY=VALUE for a second run
 };
 
 std::ofstream open_output(const std::string& path) {
@@ -64,25 +65,29 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   if (!opts.links_path.empty() && !scenario.run.contention) {
     throw core::InputError("--links needs the max-min network (run.network: maxmin)");
   }
-  sim::SimBackend backend(scenario);
   sim::TraceRecorder trace;
-  if (!opts.trace_path.empty()) backend.set_trace(&trace);
-  sim::RunSummary run;
-  // Unchanged iterations are simulated once and reused, so long runs cost
-  // little more than one iteration.
-  const bool by_duration = scenario.run.duration_ns > 0;
-  while (by_duration ? run.total_ns < scenario.run.duration_ns
-                     : run.iterations < scenario.run.iterations) {
-    run.total_ns += backend.step(scenario.plan).iteration_ns;
-    ++run.iterations;
-    backend.set_trace(nullptr);
-  }
-  run.simulated_iterations = backend.simulated_steps();
-  run.last = backend.last_result();
+  const sim::RunSummary run =
+      sim::run_scenario(scenario, opts.trace_path.empty() ? nullptr : &trace);
   sim::print_summary(ctx.out, scenario, run);
-  if (!opts.json_path.empty()) write_json_file(opts.json_path, sim::summary_json(scenario, run));
   if (!opts.trace_path.empty()) write_trace(opts.trace_path, trace, scenario, run.last);
   if (!opts.links_path.empty()) write_link_csv(opts.links_path, scenario, run.last);
+  if (opts.compare.empty()) {
+    if (!opts.json_path.empty()) write_json_file(opts.json_path, sim::summary_json(scenario, run));
+    return;
+  }
+  // The same scenario with one more override, e.g. policy.balance=off.
+  std::vector<std::string> other_overrides = opts.overrides;
+  other_overrides.push_back(opts.compare);
+  const core::Scenario other = core::load_scenario(opts.scenario, other_overrides);
+  const sim::RunSummary other_run = sim::run_scenario(other);
+  ctx.out << "\n--- with " << opts.compare << " ---\n";
+  sim::print_summary(ctx.out, other, other_run);
+  sim::print_comparison(ctx.out, "as written", run, opts.compare, other_run);
+  if (!opts.json_path.empty()) {
+    write_json_file(opts.json_path,
+                    {{"compare", opts.compare},
+                     {"runs", {sim::summary_json(scenario, run), sim::summary_json(other, other_run)}}});
+  }
 }
 
 }  // namespace
@@ -103,6 +108,10 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--links", opts->links_path,
                   "Write per-link bytes and utilisation of the last iteration as CSV to FILE")
       ->type_name("FILE");
+  cmd->add_option("--compare", opts->compare,
+                  "Run the scenario a second time with one more override (e.g. "
+                  "policy.balance=off) and print both side by side")
+      ->type_name("KEY=VALUE");
   cmd->add_option("--set", opts->overrides,
                   "Override a scenario field, e.g. --set plan.tp=4 (repeatable)")
       ->type_name("KEY=VALUE")
