@@ -51,7 +51,9 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
     input.trace = trace_;
     const auto profile =
-        core::work_profile(scenario_.model, scenario_.device, plan, scenario_.training.seq_len);
+        profile_override_ ? *profile_override_
+                          : core::work_profile(scenario_.model, scenario_.device, plan,
+                                               scenario_.training.seq_len);
     last_ = simulate_iteration(input, profile, paths_);
     last_key_ = std::move(key);
     ++simulated_;
@@ -83,6 +85,17 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
                             core::ns_to_s(use.busy_ns) / iteration_s});
   }
   return report;
+}
+
+std::vector<int> SimBackend::layers_per_virtual_stage(const core::ParallelPlan& plan) const {
+  return layers_per_virtual_stage_.empty()
+             ? even_layer_split(scenario_.model.layers, plan.pp * plan.virtual_stages)
+             : layers_per_virtual_stage_;
+}
+
+std::vector<int> SimBackend::micro_batches_per_replica(const core::ParallelPlan& plan) const {
+  return micro_batches_per_replica_.empty() ? std::vector<int>(plan.dp, plan.micro_batches())
+                                            : micro_batches_per_replica_;
 }
 
 void SimBackend::apply(const core::Directive& directive) {

@@ -33,7 +33,19 @@ class SimBackend : public core::Backend {
   /// Record the next simulated iteration into `trace` (null: stop recording).
   void set_trace(TraceRecorder* trace) { trace_ = trace; }
   /// Replaces the scenario's slowdown events (tests, contract harnesses).
-  void set_slowdowns(Slowdowns slowdowns) { slowdowns_ = std::move(slowdowns); }
+  void set_slowdowns(Slowdowns slowdowns) {
+    slowdowns_ = std::move(slowdowns);
+    last_key_.reset();
+  }
+  /// Uses `profile` instead of the cost model's work profile (tests and
+  /// contract harnesses that need arithmetic-exact stage times).
+  void set_profile(core::WorkProfile profile) {
+    profile_override_ = std::move(profile);
+    last_key_.reset();
+  }
+  /// The layer split and micro-batch shares the backend now runs.
+  std::vector<int> layers_per_virtual_stage(const core::ParallelPlan& plan) const;
+  std::vector<int> micro_batches_per_replica(const core::ParallelPlan& plan) const;
   const PathModel& paths() const { return paths_; }
 
  private:
@@ -58,6 +70,7 @@ class SimBackend : public core::Backend {
   TimeNs now_ns_ = 0;
   int simulated_ = 0;
   TraceRecorder* trace_ = nullptr;
+  std::optional<core::WorkProfile> profile_override_;
 };
 
 }  // namespace parashift::sim

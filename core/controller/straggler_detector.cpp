@@ -70,11 +70,19 @@ std::vector<StragglerFinding> StragglerDetector::findings(const PolicyContext& c
       if (t.flagged) out.push_back({StragglerFinding::Kind::Gpu, r, {}, t.ratio, t.since});
     }
   }
+  // A degraded cable also slows every link its flows cross downstream, by
+  // less; report the worst ones (within 20% of the largest slowdown), not
+  // every link the slow flows touch.
   const auto& links = context.state.links();
+  double worst = 0;
+  for (const Track& t : links_) {
+    if (t.flagged) worst = std::max(worst, t.ratio);
+  }
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const Track& t = links_[i];
-    if (t.flagged)
+    if (t.flagged && t.ratio >= 0.8 * worst) {
       out.push_back({StragglerFinding::Kind::Link, 0, links[i].name, t.ratio, t.since});
+    }
   }
   return out;
 }

@@ -126,6 +126,7 @@ int nonnegative_int(YamlFields& f, const std::string& key, int fallback) {
 SnapshotConfig read_snapshot(YamlFields& f) {
   SnapshotConfig s;
   s.interval_ns = interval(f, "interval", std::nullopt);
+  if (s.interval_ns) s.interval_where = f.where("interval");
   s.replicas = f.optional_positive_int("replicas").value_or(s.replicas);
   if (s.replicas < 2) f.fail("replicas", "expected >= 2 (the owner's host and at least one peer)");
   if (auto d = f.optional_string("domain")) {

@@ -39,7 +39,12 @@ struct LinkFlap {
 };
 
 struct SnapshotConfig {
-  std::optional<TimeNs> interval_ns;  // nullopt: "auto" (Young/Daly from cost and MTBF)
+  /// The most training work one failure may discard: consecutive committed
+  /// (fully replicated) versions are at most this much work apart
+  /// (core/snapshot/interval.hpp). nullopt: "auto" (Daly's optimum from the
+  /// snapshot stall and the job's MTBF, rounded to whole iterations).
+  std::optional<TimeNs> interval_ns;
+  std::string interval_where;  // "file:line:col: faults.snapshot.interval" when set
   int replicas = 2;                   // copies in host memory, the owner's host included
   FailureDomain domain = FailureDomain::Rack;
   int keep_versions = 3;        // versions each host keeps

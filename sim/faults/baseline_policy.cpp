@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "sim/faults/policy_run.hpp"
 
@@ -17,6 +19,8 @@ PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<Fail
   const TimeNs cycle = run_ns + setup.checkpoint_write_ns;
   const TimeNs restart_ns = setup.config.heartbeat_timeout_ns + setup.config.baseline.restart_ns +
                             setup.checkpoint_write_ns;  // detect, restart, read the checkpoint
+  const double bound_s = core::ns_to_s(run_ns);
+  run.lost_work_bound_s = bound_s;
   TimeNs seg = 0;
   double w0 = 0;
   auto close = [&](TimeNs t, double& work, double& saved) {
@@ -43,6 +47,12 @@ PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<Fail
     if (f.at_ns >= seg) {
       close(f.at_ns, work, saved);
     }  // else: still restarting; nothing new to lose
+    // Synchronous checkpoints: at most one interval of work since the last.
+    if (work - saved > bound_s + 1e-6) {
+      throw std::logic_error("baseline invariant broken: lost " + std::to_string(work - saved) +
+                             " s, more than the checkpoint interval " + std::to_string(bound_s) +
+                             " s");
+    }
     run.lost_work_s.push_back(work - saved);
     const TimeNs end = f.at_ns + restart_ns;
     run.recovery_s.push_back(core::ns_to_s(end - f.at_ns));

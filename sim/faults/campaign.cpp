@@ -42,6 +42,7 @@ struct Collect {
     recovery.insert(recovery.end(), r.recovery_s.begin(), r.recovery_s.end());
     summary.interruptions += r.interruptions;
     summary.state_losses += r.state_losses;
+    summary.lost_work_bound_s = std::max(summary.lost_work_bound_s, r.lost_work_bound_s);
     summary.shrinks += r.shrinks;
     summary.regrows += r.regrows;
     for (const auto& n : r.notes) {
@@ -65,6 +66,7 @@ nlohmann::json json_of(const Percentiles& p) {
 nlohmann::json json_of(const PolicySummary& s) {
   return {{"ettr", json_of(s.ettr)},
           {"lost_work_s", json_of(s.lost_work_s)},
+          {"lost_work_bound_s", s.lost_work_bound_s},
           {"recovery_s", json_of(s.recovery_s)},
           {"overhead", json_of(s.overhead)},
           {"interruptions", s.interruptions},
@@ -114,7 +116,11 @@ nlohmann::json to_json(const CampaignSetup& setup, const CampaignResult& r) {
                    {"stall_s", core::ns_to_s(setup.snapshot_stall_ns)},
                    {"replication_s", core::ns_to_s(setup.replication_ns)},
                    {"interval_s", core::ns_to_s(setup.snapshot_interval_ns)},
+                   {"interval_auto", setup.snapshot_interval_auto},
                    {"every_iterations", setup.snapshot_every},
+                   {"cadence_s", core::ns_to_s(setup.snapshot_cadence_ns)},
+                   {"commit_gap_s", core::ns_to_s(setup.commit_gap_ns)},
+                   {"keep_versions", setup.config.snapshot.keep_versions},
                    {"replicas", setup.config.snapshot.replicas},
                    {"domain", core::to_string(setup.config.snapshot.domain)},
                    {"spares", setup.config.spares}};
@@ -138,11 +144,15 @@ void print_campaign(std::ostream& out, const CampaignSetup& setup, const Campaig
   out << buf;
   std::snprintf(buf, sizeof buf,
                 "snapshots     %.2f GB per rank, stall %.3f s, replication %.2f s, every %d "
-                "iterations (%.1f s), %d replicas by %s, %d spares\n",
+                "iterations (%.1f s), %d replicas by %s, %d spares\n"
+                "              interval %.1f s (%s): committed versions at most %.1f s of work "
+                "apart\n",
                 setup.state.total_bytes() / 1e9, core::ns_to_s(setup.snapshot_stall_ns),
                 core::ns_to_s(setup.replication_ns), setup.snapshot_every,
-                core::ns_to_s(setup.snapshot_interval_ns), setup.config.snapshot.replicas,
-                core::to_string(setup.config.snapshot.domain), setup.config.spares);
+                core::ns_to_s(setup.snapshot_cadence_ns), setup.config.snapshot.replicas,
+                core::to_string(setup.config.snapshot.domain), setup.config.spares,
+                core::ns_to_s(setup.snapshot_interval_ns),
+                setup.snapshot_interval_auto ? "auto" : "set", core::ns_to_s(setup.commit_gap_ns));
   out << buf;
   std::snprintf(buf, sizeof buf,
                 "baseline      %.2f TB checkpoint, write %.2f s, every %d iterations (%.1f min), "
@@ -163,10 +173,12 @@ void print_campaign(std::ostream& out, const CampaignSetup& setup, const Campaig
     out << buf;
   }
   std::snprintf(buf, sizeof buf,
-                "\nsnapshot policy: %lld interruptions, max lost work %.1f s, %lld shrinks, %lld "
-                "regrows, %lld state losses\n",
-                r.snapshot.interruptions, r.snapshot.lost_work_s.max, r.snapshot.shrinks,
-                r.snapshot.regrows, r.snapshot.state_losses);
+                "\nsnapshot policy: %lld interruptions, lost work max %.1f s, bound %.1f s "
+                "(commit gap of the plan in use, <= interval %.1f s; held at every interruption "
+                "without state loss), %lld shrinks, %lld regrows, %lld state losses\n",
+                r.snapshot.interruptions, r.snapshot.lost_work_s.max,
+                r.snapshot.lost_work_bound_s, core::ns_to_s(setup.snapshot_interval_ns),
+                r.snapshot.shrinks, r.snapshot.regrows, r.snapshot.state_losses);
   out << buf;
   for (const auto& n : r.snapshot.notes) out << "  " << n << "\n";
 }

@@ -34,6 +34,7 @@ struct PolicySummary {
   std::string name;
   Percentiles ettr;         // per seed
   Percentiles lost_work_s;  // per interruption
+  double lost_work_bound_s = 0;  // largest bound asserted (PolicyRun::lost_work_bound_s)
   Percentiles recovery_s;   // per interruption
   Percentiles overhead;     // per seed: stall / training time
   long long interruptions = 0;

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
+#include "core/faults/duration.hpp"
+#include "core/input_error.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/snapshot/interval.hpp"
 
@@ -27,6 +31,14 @@ namespace {
 // Iterations per interval: the interval rounded to whole iterations, >= 1.
 int every_of(double interval_s, TimeNs iteration_ns) {
   return std::max(1, static_cast<int>(std::llround(interval_s / core::ns_to_s(iteration_ns))));
+}
+
+constexpr TimeNs kNsPerDs = core::kNsPerS / 10;
+
+std::string seconds_text(TimeNs t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", core::ns_to_s(t));
+  return buf;
 }
 
 }  // namespace
@@ -54,16 +66,34 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
   s->replication_ns =
       replication_ns(topology, s->slots, s->state.total_bytes(), config.snapshot.replicas,
                      config.snapshot.domain, s->nominal.training_share);
-  const double snapshot_interval_s =
+  const TimeNs it = s->nominal.iteration_ns;
+  s->snapshot_interval_auto = !config.snapshot.interval_ns.has_value();
+  s->snapshot_interval_ns =
       config.snapshot.interval_ns
-          ? core::ns_to_s(*config.snapshot.interval_ns)
-          : core::daly_interval_s(core::ns_to_s(s->snapshot_stall_ns), mtbf_s);
-  s->snapshot_every = every_of(snapshot_interval_s, s->nominal.iteration_ns);
-  // A snapshot is replicated before the next one starts.
-  const auto min_every =
-      static_cast<int>((s->replication_ns + s->nominal.iteration_ns - 1) / s->nominal.iteration_ns);
-  s->snapshot_every = std::max(s->snapshot_every, min_every);
-  s->snapshot_interval_ns = s->snapshot_every * s->nominal.iteration_ns;
+          ? *config.snapshot.interval_ns
+          : every_of(core::daly_interval_s(core::ns_to_s(s->snapshot_stall_ns), mtbf_s), it) * it;
+  const core::SnapshotCadence cadence =
+      core::snapshot_cadence(s->snapshot_interval_ns, it, s->replication_ns);
+  if (!cadence.feasible) {
+    if (!s->snapshot_interval_auto) {
+      // Rounded up to 0.1 s: a value the user can write back.
+      const TimeNs least = (cadence.commit_gap_ns + kNsPerDs - 1) / kNsPerDs;
+      char least_text[32];
+      std::snprintf(least_text, sizeof least_text, "%lld.%llds",
+                    static_cast<long long>(least / 10), static_cast<long long>(least % 10));
+      throw core::InputError(config.snapshot.interval_where + ": expected auto or at least " +
+                             least_text +
+                             " (one snapshot per " + seconds_text(cadence.every * it) +
+                             " of training, committed " + seconds_text(s->replication_ns) +
+                             " later after replication, so lost work stays within the "
+                             "interval), found " +
+                             core::format_duration_text(s->snapshot_interval_ns));
+    }
+    s->snapshot_interval_ns = cadence.commit_gap_ns;
+  }
+  s->snapshot_every = static_cast<int>(cadence.every);
+  s->snapshot_cadence_ns = cadence.every * it;
+  s->commit_gap_ns = cadence.commit_gap_ns;
 
   s->checkpoint_bytes = core::checkpoint_bytes(s->state, scenario.plan);
   s->checkpoint_write_ns = core::transfer_ns(s->checkpoint_bytes, config.baseline.storage_Bps);

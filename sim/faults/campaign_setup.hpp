@@ -3,6 +3,13 @@
 // state each rank snapshots, snapshot stall and replication time, remote
 // checkpoint write time, and both intervals (Young/Daly unless fixed).
 //
+// Snapshot interval: faults.snapshot.interval, or for `auto` Daly's optimum
+// rounded to whole iterations (at least one). It bounds the work between
+// committed versions; the cadence starts each snapshot `replication` early so
+// the bound holds (core::snapshot_cadence). A fixed interval that no cadence
+// can honour (shorter than one iteration plus replication) is an InputError
+// naming the field; an auto one is raised to the smallest commit gap.
+//
 // Snapshot stall: the device -> host copy of a rank's state at
 // snapshot.host_copy_gbps, charged in full (training waits; overlapping it
 // with the next forward pass, as CheckFreq does, would only lower it).
@@ -51,8 +58,12 @@ struct CampaignSetup {
   double failures_per_hour = 0;  // whole cluster, all kinds
   TimeNs snapshot_stall_ns = 0;
   TimeNs replication_ns = 0;
-  TimeNs snapshot_interval_ns = 0;  // training time between snapshots
-  int snapshot_every = 1;           // iterations
+  // Snapshot cadence under the lost-work bound (core/snapshot/interval.hpp):
+  TimeNs snapshot_interval_ns = 0;  // the bound: faults.snapshot.interval, or auto
+  bool snapshot_interval_auto = true;
+  int snapshot_every = 1;           // iterations between snapshot starts
+  TimeNs snapshot_cadence_ns = 0;   // snapshot_every iterations of training
+  TimeNs commit_gap_ns = 0;         // cadence + replication <= snapshot_interval_ns
   double checkpoint_bytes = 0;
   TimeNs checkpoint_write_ns = 0;  // also the read time on restart
   TimeNs checkpoint_interval_ns = 0;

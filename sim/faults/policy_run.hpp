@@ -13,11 +13,17 @@ struct PolicyRun {
   double useful_s = 0;  // training time whose work survived, in nominal-plan seconds
   double wall_s = 0;
   std::vector<double> lost_work_s;  // per interruption: work discarded
+  /// The largest lost-work bound asserted (snapshot: commit gap of a plan
+  /// in use, <= the snapshot interval; baseline: the checkpoint interval).
+  /// Every interruption without a state loss lost at most its plan's bound.
+  double lost_work_bound_s = 0;
   std::vector<double> recovery_s;   // per interruption: failure -> training again
   double stall_s = 0;               // snapshot / checkpoint stalls
   double training_s = 0;            // wall time spent running iterations
   int interruptions = 0;
-  int state_losses = 0;  // every in-memory replica of some shard died: remote checkpoint
+  /// Every in-memory replica of some shard of the newest committed version
+  /// died (restored from an older version or the remote checkpoint).
+  int state_losses = 0;
   int shrinks = 0;
   int regrows = 0;
   std::vector<std::string> notes;  // invariant reports (first few)
@@ -29,11 +35,14 @@ struct PolicyRun {
 
 /// In-memory sharded snapshots replicated across failure domains, spares,
 /// restore of lost shards only, shrink-and-replan when no spare is left.
+/// Asserts (std::logic_error) its invariants at every interruption,
+/// lost work <= the commit gap among them (see snapshot_policy.cpp).
 PolicyRun run_snapshot_policy(CampaignSetup& setup, const std::vector<FailureEvent>& failures,
                               TimeNs horizon_ns);
 
 /// Periodic synchronous full checkpoints to remote storage; every failure
 /// that hits the job restarts it from the newest complete checkpoint.
+/// Asserts (std::logic_error) that no failure loses more than one interval.
 PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<FailureEvent>& failures,
                               TimeNs horizon_ns);
 

@@ -2,21 +2,44 @@
 //
 // Segment model: after a restore at seg_start with work w0 the job runs
 // `every` iterations then stalls `stall` for the device -> host copy:
-// cycle = every * it + stall. Snapshot j (1-based) is taken at seg_start +
-// j * cycle with work w0 + j * every * it * batch_share, and is replicated
-// to the peer hosts `replication` later. A restore also re-replicates: the
-// restored state is a fresh version at seg_start. Versions are materialised
-// lazily at events (only the newest keep_versions matter).
+// cycle = every * it + stall. Snapshot j (1-based) is in host memory at
+// seg_start + j * cycle with work w0 + j * every * it * batch_share, and is
+// COMMITTED (replicated to its peer hosts) `replication` later while
+// training goes on. A restore also re-replicates: the restored state is a
+// fresh version at seg_start. The run starts from version 0 (the initial
+// state, committed at time 0). Versions are materialised lazily at events.
+//
+// Lost-work bound, by design: `every` is core::snapshot_cadence(interval,
+// iteration, replication) for the plan in use, so consecutive committed
+// versions are at most commit gap = every * it + replication <= interval
+// of work apart, and a failure loses at most the work since the newest
+// committed version. Each host keeps the newest keep_versions versions, but
+// a version in flight never evicts the newest committed one (pinned until
+// the next commits): a failure in the replication window that takes the
+// owner's memory falls back to it, still within the bound. Versions newer
+// than the one restored belong to the abandoned timeline and are dropped.
+//
+// Invariants checked at every interruption (std::logic_error when broken):
+//   * a restore moves only the lost ranks' shards (core::check_moves_only_lost);
+//   * the work since the newest committed version is at most the commit gap;
+//   * lost work is at most the commit gap, unless the failures took every
+//     replica of some shard of the newest committed version (more failure
+//     domains than replicas lost before re-replication, or a failure while a
+//     resize's fresh snapshot commits): a state loss, counted and noted, and
+//     restored from an older version or the remote checkpoint.
 //
 // Replica holders are (host, incarnation): a host's memory dies with the
 // node, and a repaired host starts empty as a new incarnation.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <set>
 #include <stdexcept>
 
 #include "core/rank_layout.hpp"
+#include "core/snapshot/interval.hpp"
 #include "core/snapshot/recovery_plan.hpp"
 #include "core/snapshot/replica_map.hpp"
 #include "core/snapshot/shrink.hpp"
@@ -29,6 +52,7 @@ namespace {
 
 constexpr int kIncarnations = 1 << 16;
 constexpr std::size_t kMaxNotes = 8;
+constexpr double kWorkEpsS = 1e-6;  // work is summed in double seconds
 
 // Which rank runs on which GPU slot, both ways (-1: none).
 struct Mapping {
@@ -57,7 +81,7 @@ struct Version {
   long long id = 0;
   double work_s = 0;
   TimeNs taken_ns = 0;
-  TimeNs complete_ns = 0;
+  TimeNs complete_ns = 0;  // committed: replicated to every peer host
   std::shared_ptr<const Mapping> mapping;
   std::shared_ptr<const std::vector<int>> incarnation;
   std::shared_ptr<const std::set<int>> down_hosts;  // could not receive replicas
@@ -78,6 +102,8 @@ class SnapshotRun {
     pool_ = slots.spare_gpus;
     original_dp_ = plan_.dp;
     set_plan(plan_, 1.0);
+    push_version(0, 0);
+    versions_.back().complete_ns = 0;  // the initial state, loaded everywhere
     run_.wall_s = core::ns_to_s(horizon_ns);
   }
 
@@ -100,8 +126,17 @@ class SnapshotRun {
     timing_ = s_.times->get(plan_);
     state_ = core::rank_state(s_.scenario->model, plan_, s_.scenario->training.seq_len);
     stall_ns_ = core::transfer_ns(state_.total_bytes(), cfg_.snapshot.host_copy_Bps);
-    every_ = std::max<TimeNs>(
-        1, (s_.snapshot_interval_ns + timing_.iteration_ns / 2) / timing_.iteration_ns);
+    // Replication is bandwidth-bound: a re-sharded (shrunk) plan's larger
+    // rank state takes proportionally longer.
+    repl_ns_ = state_.total_bytes() == s_.state.total_bytes() || s_.state.total_bytes() <= 0
+                   ? s_.replication_ns
+                   : static_cast<TimeNs>(std::llround(static_cast<double>(s_.replication_ns) *
+                                                      state_.total_bytes() /
+                                                      s_.state.total_bytes()));
+    const core::SnapshotCadence cadence =
+        core::snapshot_cadence(s_.snapshot_interval_ns, timing_.iteration_ns, repl_ns_);
+    every_ = cadence.every;
+    gap_ns_ = cadence.commit_gap_ns;
     run_ns_ = every_ * timing_.iteration_ns;
     cycle_ns_ = run_ns_ + stall_ns_;
   }
@@ -111,12 +146,14 @@ class SnapshotRun {
   void materialize(TimeNs t) {
     if (!training_ || t < seg_ns_) return;
     const long long last_j = (t - seg_ns_) / cycle_ns_;
-    for (long long j = std::max(seg_j_ + 1, last_j - cfg_.snapshot.keep_versions + 1); j <= last_j;
+    // keep_versions + 1: the newest may still be in flight at t.
+    for (long long j = std::max(seg_j_ + 1, last_j - cfg_.snapshot.keep_versions); j <= last_j;
          ++j) {
       const TimeNs taken = seg_ns_ + j * cycle_ns_;
       push_version(w0_ + work_of(j * run_ns_), taken);
     }
     seg_j_ = std::max(seg_j_, last_j);
+    evict(t);
     // Remote checkpoints: every checkpoint interval, the newest version is
     // written from host memory in the background (no stall).
     const TimeNs every_remote = std::max<TimeNs>(1, s_.checkpoint_interval_ns);
@@ -131,12 +168,29 @@ class SnapshotRun {
     v.id = next_version_++;
     v.work_s = work;
     v.taken_ns = taken;
-    v.complete_ns = taken + s_.replication_ns;
+    v.complete_ns = taken + repl_ns_;
     v.mapping = mapping_;
     v.incarnation = incarnation_;
     v.down_hosts = down_hosts_;
     versions_.push_back(std::move(v));
-    while (static_cast<int>(versions_.size()) > cfg_.snapshot.keep_versions) versions_.pop_front();
+    evict(taken);
+  }
+
+  // Drops the oldest versions beyond keep_versions, never the newest one
+  // committed at `t` (commit times grow with the version id).
+  void evict(TimeNs t) {
+    const auto keep = static_cast<std::size_t>(cfg_.snapshot.keep_versions);
+    while (versions_.size() > keep && versions_.size() >= 2 && versions_[1].complete_ns <= t) {
+      versions_.pop_front();
+    }
+  }
+
+  // The newest version committed at `t` (nullptr: none in this rank numbering).
+  const Version* newest_committed(TimeNs t) const {
+    for (auto it = versions_.rbegin(); it != versions_.rend(); ++it) {
+      if (it->complete_ns <= t) return &*it;
+    }
+    return nullptr;
   }
 
   // Ends the running segment at `t`: accounts stall and training time,
@@ -194,6 +248,16 @@ class SnapshotRun {
     }
     const double work_at_stop = training_ ? close_segment(now) : pending_work_;
     ++run_.interruptions;
+    // The bound of the plan the work was done under (restore may re-plan).
+    const double bound_s = work_of(gap_ns_);
+    run_.lost_work_bound_s = std::max(run_.lost_work_bound_s, bound_s);
+    const Version* committed = newest_committed(now);
+    const double committed_work = committed ? committed->work_s : 0;
+    if (committed && work_at_stop - committed_work > bound_s + kWorkEpsS) {
+      invariant_broken(now, "work since the newest committed version (v" +
+                                std::to_string(committed->id) + ")",
+                       work_at_stop - committed_work, bound_s);
+    }
     for (int g : gpus) {
       const int r = mapping_->rank(g);
       if (r >= 0 && !gpu_down_[static_cast<std::size_t>(g)]) newly_lost.push_back(r);
@@ -205,16 +269,22 @@ class SnapshotRun {
     plan.detect_ns = cfg_.heartbeat_timeout_ns;
     plan.reinit_ns = cfg_.reinit_ns;
     double restored = 0;
+    bool state_lost = false;
     if (newly_lost.empty() && pending_lost_.empty()) {
       // A fabric link: state intact in GPU memory; redo the current iteration.
       restored = in_recovery_ ? pending_work_ : last_iteration_work_;
       plan.version = versions_.empty() ? 0 : versions_.back().id;
     } else {
       for (int r : newly_lost) pending_lost_.insert(r);
-      restored = restore(plan, now);
+      restored = restore(plan, now, state_lost);
     }
     const TimeNs end = now + plan.total_ns();
-    run_.lost_work_s.push_back(std::max(0.0, work_at_stop - restored));
+    const double lost = std::max(0.0, work_at_stop - restored);
+    if (!state_lost && lost > bound_s + kWorkEpsS) {
+      invariant_broken(now, "lost work (restored v" + std::to_string(plan.version) + ")", lost,
+                       bound_s);
+    }
+    run_.lost_work_s.push_back(lost);
     run_.recovery_s.push_back(core::ns_to_s(plan.total_ns()));
     pending_work_ = restored;
     in_recovery_ = true;
@@ -225,6 +295,23 @@ class SnapshotRun {
       pending_lost_.clear();
       start_segment(end, pending_work_);
     });
+  }
+
+  [[noreturn]] void invariant_broken(TimeNs now, const std::string& what, double value_s,
+                                     double bound_s) const {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "invariant broken at t=%.3f s: %s is %.3f s, more than the commit gap %.3f s "
+                  "(snapshot interval %.3f s)",
+                  core::ns_to_s(now), what.c_str(), value_s, bound_s,
+                  core::ns_to_s(s_.snapshot_interval_ns));
+    throw std::logic_error(buf);
+  }
+
+  void note(TimeNs now, const std::string& text) {
+    if (run_.notes.size() < kMaxNotes) {
+      run_.notes.push_back("t=" + std::to_string(core::ns_to_s(now)) + " s: " + text);
+    }
   }
 
   void kill_host_memory(int host) {
@@ -265,7 +352,9 @@ class SnapshotRun {
   }
 
   // Newest version every shard still has; fills plan.version / moves.
-  double restore(core::RecoveryPlan& plan, TimeNs now) {
+  // `state_lost`: every replica of some shard of the newest committed
+  // version died, so an older version or the remote checkpoint was used.
+  double restore(core::RecoveryPlan& plan, TimeNs now, bool& state_lost) {
     const ClusterSlots& slots = s_.slots;
     // Shards whose holders may have died: ranks that sat on a dead holder.
     core::ReplicaMap map;
@@ -296,9 +385,25 @@ class SnapshotRun {
     }
     std::set<int> lost(pending_lost_.begin(), pending_lost_.end());
     double restored = remote_work_;
+    const Version* committed = newest_committed(now);
     if (chosen) {
       plan.version = *chosen;
       restored = version(*chosen).work_s;
+      if (committed && restored < committed->work_s - kWorkEpsS) {
+        state_lost = true;
+        ++run_.state_losses;
+        const auto missing = core::shards_without_replica(map, committed->id, dead_holders_);
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "; restored v%lld, %.1f s of work older",
+                      static_cast<long long>(*chosen), committed->work_s - restored);
+        plan.note = "every replica of rank " +
+                    (missing.empty() ? std::string("?") : std::to_string(missing.front())) +
+                    "'s shards of committed v" + std::to_string(committed->id) +
+                    " died before re-replication" + buf;
+        note(now, plan.note);
+      }
+      // Newer versions belong to the timeline rolled back.
+      while (versions_.back().id > *chosen) versions_.pop_back();
     } else {
       plan.from_remote_checkpoint = true;
       plan.version = -1;
@@ -306,14 +411,14 @@ class SnapshotRun {
         const auto missing = core::shards_without_replica(map, versions_.back().id, dead_holders_);
         if (missing.empty())
           throw std::logic_error("remote fallback although every shard has a replica");
+        state_lost = true;
         ++run_.state_losses;
         plan.note = "training state lost: every replica of rank " +
                     std::to_string(missing.front()) +
                     "'s shards died before re-replication; restored from the remote checkpoint";
-        if (run_.notes.size() < kMaxNotes) {
-          run_.notes.push_back("t=" + std::to_string(core::ns_to_s(now)) + " s: " + plan.note);
-        }
+        note(now, plan.note);
       }
+      versions_.clear();  // none usable; the remote checkpoint is the state now
       plan.reinit_ns = cfg_.baseline.restart_ns;
       plan.transfer_ns = s_.checkpoint_write_ns;
     }
@@ -489,6 +594,8 @@ class SnapshotRun {
   double share_ = 1;
   TimeNs stall_ns_ = 0, run_ns_ = 0, cycle_ns_ = 1;
   TimeNs every_ = 1;
+  TimeNs repl_ns_ = 0;  // replication of one version under the plan in use
+  TimeNs gap_ns_ = 0;   // commit gap: every_ iterations + repl_ns_
   int original_dp_ = 1;
 
   Kernel kernel_;

@@ -61,6 +61,7 @@ faults:
   CHECK(c.heartbeat_timeout_ns == 30 * kNsPerS);
   CHECK(c.spares == 64);
   CHECK_FALSE(c.snapshot.interval_ns.has_value());
+  CHECK(c.snapshot.interval_where.empty());  // auto: nothing to point at later
   CHECK(c.snapshot.replicas == 3);
   CHECK(c.snapshot.domain == FailureDomain::Node);
   CHECK(c.baseline.checkpoint_interval_ns == 3 * 3600 * kNsPerS);
@@ -78,6 +79,15 @@ faults:
   CHECK(c.events[4].at_ns == 3600 * kNsPerS);
   // 64 GPUs at 50000 h + 8 hosts at 20000 h: 64/50000 + 8/20000 per hour.
   CHECK(c.failures_per_hour(64, 8, 64, 0) == doctest::Approx(0.00128 + 0.0004));
+}
+
+TEST_CASE("a fixed snapshot interval remembers where it was written") {
+  // The cadence is checked against it once iteration and replication times
+  // are known (sim/faults/campaign_setup.cpp); the message points here.
+  const FaultConfig c = read("faults:\n  snapshot:\n    interval: 90s\n");
+  CHECK(c.snapshot.interval_ns == 90 * kNsPerS);
+  CHECK(c.snapshot.interval_where.find("s.yaml:3:") != std::string::npos);
+  CHECK(c.snapshot.interval_where.find("faults.snapshot.interval") != std::string::npos);
 }
 
 TEST_CASE("bad fault config values name the file, line and field") {
