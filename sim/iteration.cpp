@@ -33,8 +33,6 @@ const WorkerStats& IterationResult::critical() const {
       [](const WorkerStats& a, const WorkerStats& b) { return a.finish_ns < b.finish_ns; });
 }
 
-namespace {
-
 // Bytes per parameter held on a GPU, from the ZeRO paper's mixed-precision
 // Adam accounting: 2 (bf16 weights) + 2 (bf16 gradients) + 12 (fp32 master
 // weights, momentum, variance). The distributed optimizer shards the 12 over
@@ -51,6 +49,8 @@ double static_bytes_per_param(const core::ParallelPlan& plan) {
   }
   return 16.0;
 }
+
+namespace {
 
 // Megatron's DDP bucket: max(40M, 1M * dp) parameters.
 double bucket_params(int dp) {
@@ -176,7 +176,8 @@ class IterationSim {
             w.gpus.push_back(gpu);
             // The group runs at the pace of its slowest member.
             if (!in_.gpu_slowdown.empty()) {
-              w.slowdown = t == 0 ? in_.gpu_slowdown[gpu] : std::max(w.slowdown, in_.gpu_slowdown[gpu]);
+              w.slowdown =
+                  t == 0 ? in_.gpu_slowdown[gpu] : std::max(w.slowdown, in_.gpu_slowdown[gpu]);
             }
           }
           const auto slots = static_cast<std::size_t>(micro_batches) * v_;

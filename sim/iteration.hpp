@@ -65,7 +65,7 @@ struct WorkerStats {
   int stage = 0;
   int replica = 0;
   int cp_rank = 0;
-  double slowdown = 1.0;        // compute-time factor of its slowest GPU
+  double slowdown = 1.0;  // compute-time factor of its slowest GPU
   TimeNs compute_ns = 0;  // forward, backward, recompute
   TimeNs tp_comm_ns = 0;  // tensor-parallel collectives in the pass stream
   TimeNs cp_comm_ns = 0;  // context-parallel exchange in the pass stream
@@ -91,9 +91,13 @@ struct IterationResult {
   TimeNs exposed_comm_ns = 0;    // on the worker that finishes last
   double peak_memory_bytes = 0;  // max over workers
   std::uint64_t events = 0;
-  std::vector<LinkUse> links;        // links that carried traffic, by link id
+  std::vector<LinkUse> links;  // links that carried traffic, by link id
   const WorkerStats& critical() const;
 };
+
+/// Bytes each GPU holds per parameter it owns: the ZeRO paper's 16 (bf16
+/// weights and gradients, fp32 master, momentum, variance), sharded per the plan.
+double static_bytes_per_param(const core::ParallelPlan& plan);
 
 /// Even split used when IterationInput::layers_per_virtual_stage is empty.
 std::vector<int> even_layer_split(int layers, int virtual_stages);

@@ -1,5 +1,7 @@
 #include "sim/sim_backend.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
 #include <variant>
@@ -50,18 +52,20 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     input.gpu_slowdown = cluster.gpu_slowdown;
     input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
     input.trace = trace_;
-    const auto profile =
-        profile_override_ ? *profile_override_
-                          : core::work_profile(scenario_.model, scenario_.device, plan,
-                                               scenario_.training.seq_len);
+    const auto profile = profile_override_ ? *profile_override_
+                                           : core::work_profile(scenario_.model, scenario_.device,
+                                                                plan, scenario_.training.seq_len);
     last_ = simulate_iteration(input, profile, paths_);
+    last_profile_ = profile;
     last_key_ = std::move(key);
     ++simulated_;
   }
+  last_plan_ = plan;
   core::StepReport report;
   report.iteration = iteration_++;
-  report.iteration_ns = last_->iteration_ns;
-  now_ns_ += last_->iteration_ns;
+  report.iteration_ns = last_->iteration_ns + pending_move_ns_;
+  pending_move_ns_ = 0;
+  now_ns_ += report.iteration_ns;
   const core::RankLayout layout(plan);
   const int ranks = layout.ranks();
   report.rank_compute_ns.resize(ranks);
@@ -87,6 +91,29 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   return report;
 }
 
+// Moving layers between stages moves their weights, gradients and optimizer
+// state: the boundary after virtual stage g carries |new - old| cumulative
+// layers, each params_per_gpu_layer x static_bytes_per_param on every GPU,
+// every tensor rank on its own rail and every replica at once. All
+// boundaries move in parallel: the slowest one is the delay.
+TimeNs SimBackend::repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
+                                       const core::ParallelPlan& plan) const {
+  const core::RankLayout layout(plan);
+  TimeNs slowest = 0;
+  int before = 0, after = 0;
+  for (std::size_t g = 0; g + 1 < from.size() && g + 1 < to.size(); ++g) {
+    before += from[g];
+    after += to[g];
+    const int layers = std::abs(after - before);
+    if (layers == 0) continue;
+    const double bytes = layers * last_profile_.params_per_gpu_layer * static_bytes_per_param(plan);
+    const int a = layout.rank({0, 0, 0, static_cast<int>(g) % plan.pp});
+    const int b = layout.rank({0, 0, 0, static_cast<int>(g + 1) % plan.pp});
+    slowest = std::max(slowest, paths_.transfer_ns(a, b, bytes));
+  }
+  return slowest;
+}
+
 std::vector<int> SimBackend::layers_per_virtual_stage(const core::ParallelPlan& plan) const {
   return layers_per_virtual_stage_.empty()
              ? even_layer_split(scenario_.model.layers, plan.pp * plan.virtual_stages)
@@ -100,10 +127,23 @@ std::vector<int> SimBackend::micro_batches_per_replica(const core::ParallelPlan&
 
 void SimBackend::apply(const core::Directive& directive) {
   if (const auto* d = std::get_if<core::RepartitionDirective>(&directive.action)) {
+    if (last_plan_) {
+      pending_move_ns_ += repartition_move_ns(layers_per_virtual_stage(*last_plan_),
+                                              d->layers_per_stage, *last_plan_);
+    }
     layers_per_virtual_stage_ = d->layers_per_stage;
     return;
   }
   if (const auto* d = std::get_if<core::RebalanceDirective>(&directive.action)) {
+    if (last_plan_) {
+      const int total = std::accumulate(d->micro_batches.begin(), d->micro_batches.end(), 0);
+      if (static_cast<int>(d->micro_batches.size()) != last_plan_->dp ||
+          total * last_plan_->micro_batch != last_plan_->global_batch) {
+        throw std::invalid_argument("rebalance must give each of the " +
+                                    std::to_string(last_plan_->dp) +
+                                    " replicas micro-batches summing to the global batch");
+      }
+    }
     micro_batches_per_replica_ = d->micro_batches;
     return;
   }

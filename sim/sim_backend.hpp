@@ -49,6 +49,9 @@ class SimBackend : public core::Backend {
   const PathModel& paths() const { return paths_; }
 
  private:
+  TimeNs repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
+                             const core::ParallelPlan& plan) const;
+
   struct Key {
     std::string plan;
     int global_batch = 0;
@@ -71,6 +74,9 @@ class SimBackend : public core::Backend {
   int simulated_ = 0;
   TraceRecorder* trace_ = nullptr;
   std::optional<core::WorkProfile> profile_override_;
+  std::optional<core::ParallelPlan> last_plan_;
+  core::WorkProfile last_profile_;
+  TimeNs pending_move_ns_ = 0;  // state moved by a re-partition, charged to the next step
 };
 
 }  // namespace parashift::sim

@@ -1,0 +1,70 @@
+#include <doctest/doctest.h>
+
+#include "sim/sim_backend.hpp"
+#include "test_topologies.hpp"
+
+using namespace parashift;
+
+namespace {
+
+core::Scenario two_stage_scenario() {
+  core::Scenario s;
+  s.name = "two-stage";
+  s.model.layers = 8;
+  s.model.hidden = 1024;
+  s.model.heads = 8;
+  s.model.kv_heads = 8;
+  s.model.ffn_hidden = 4096;
+  s.model.vocab = 1000;
+  s.device = core::device_preset("h100-sxm-80gb");
+  s.topology = test::star(2, 100e9, 1'000);
+  s.training.global_batch = 4;
+  s.training.seq_len = 1024;
+  s.plan.pp = 2;
+  s.plan.global_batch = 4;
+  s.run.contention = false;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a re-partition charges the state it moves to the next iteration only") {
+  const core::Scenario s = two_stage_scenario();
+  sim::SimBackend backend(s);
+  core::WorkProfile p;
+  p.layer.forward_ns = 1'000'000;
+  p.layer.backward_ns = 2'000'000;
+  p.params_per_gpu_layer = 1e8;
+  backend.set_profile(p);
+  const auto before = backend.step(s.plan).iteration_ns;
+  // 4 + 4 layers -> 5 + 3: one layer crosses the stage boundary.
+  backend.apply({core::RepartitionDirective{{5, 3}}, "test", 0});
+  const auto moved = backend.step(s.plan).iteration_ns;
+  const auto after = backend.step(s.plan).iteration_ns;
+  // 1 layer x 1e8 params x 16 B = 1.6 GB at 100 GB/s = 16 ms, plus 2 x 1 us of latency.
+  CHECK(moved - after == 16'002'000);
+  // 4 micro-batches of (5 + 3) layers: the slower stage holds 5 layers of 3 ms.
+  CHECK(after > before);
+  CHECK(backend.layers_per_virtual_stage(s.plan) == std::vector<int>{5, 3});
+}
+
+TEST_CASE("a rebalance keeps the global batch and moves no state") {
+  core::Scenario s = two_stage_scenario();
+  s.plan.pp = 1;
+  s.plan.dp = 2;
+  sim::SimBackend backend(s);
+  core::WorkProfile p;
+  p.layer.forward_ns = 1'000'000;
+  p.layer.backward_ns = 2'000'000;
+  backend.set_profile(p);
+  const auto even = backend.step(s.plan).iteration_ns;
+  backend.apply({core::RebalanceDirective{{3, 1}}, "test", 0});
+  const auto skewed = backend.step(s.plan).iteration_ns;
+  // Even: 2 micro-batches x 8 layers x 3 ms = 48 ms per replica. Skewed: the
+  // replica with 3 takes 72 ms, and the step waits for it.
+  CHECK(even == 48'000'000);
+  CHECK(skewed == 72'000'000);
+  CHECK(backend.micro_batches_per_replica(s.plan) == std::vector<int>{3, 1});
+  CHECK_THROWS_AS(backend.apply({core::RebalanceDirective{{3, 2}}, "bad", 0}),
+                  std::invalid_argument);
+}
