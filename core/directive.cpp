@@ -15,15 +15,15 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
-std::string list(const std::vector<int>& values) {
+}  // namespace
+
+std::string format_int_list(const std::vector<int>& values) {
   std::ostringstream out;
   out << '[';
   for (std::size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << values[i];
   out << ']';
   return out.str();
 }
-
-}  // namespace
 
 const char* kind_name(const DirectiveAction& action) {
   return std::visit(Overloaded{
@@ -41,8 +41,8 @@ std::string to_string(const Directive& directive) {
   std::string body = std::visit(
       Overloaded{
           [](const ReplanDirective& d) { return d.plan.label(); },
-          [](const RepartitionDirective& d) { return list(d.layers_per_stage); },
-          [](const RebalanceDirective& d) { return list(d.micro_batches); },
+          [](const RepartitionDirective& d) { return format_int_list(d.layers_per_stage); },
+          [](const RebalanceDirective& d) { return format_int_list(d.micro_batches); },
           [](const SnapshotDirective& d) { return "v" + std::to_string(d.version); },
           [](const RestoreDirective& d) { return "v" + std::to_string(d.version); },
           [](const RemapDirective& d) {

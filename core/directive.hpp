@@ -51,5 +51,7 @@ struct Directive {
 std::string to_string(const Directive& directive);
 void to_json(nlohmann::json& out, const Directive& directive);
 const char* kind_name(const DirectiveAction& action);
+/// "[10,10,12,10]": how directives print layer splits and micro-batch shares.
+std::string format_int_list(const std::vector<int>& values);
 
 }  // namespace parashift::core

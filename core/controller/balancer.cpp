@@ -13,14 +13,6 @@ namespace {
 
 constexpr int kUnlimited = std::numeric_limits<int>::max();
 
-std::string list(const std::vector<int>& values) {
-  std::ostringstream out;
-  out << '[';
-  for (std::size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << values[i];
-  out << ']';
-  return out.str();
-}
-
 std::vector<int> current_stage_layers(const JobModel& job) {
   std::vector<int> n(static_cast<std::size_t>(job.plan.pp));
   for (int s = 0; s < job.plan.pp; ++s) n[static_cast<std::size_t>(s)] = job.stage_layers(s);
@@ -29,8 +21,9 @@ std::vector<int> current_stage_layers(const JobModel& job) {
 
 std::string list_of(const Directive& d) {
   if (const auto* r = std::get_if<RepartitionDirective>(&d.action))
-    return list(r->layers_per_stage);
-  if (const auto* b = std::get_if<RebalanceDirective>(&d.action)) return list(b->micro_batches);
+    return format_int_list(r->layers_per_stage);
+  if (const auto* b = std::get_if<RebalanceDirective>(&d.action))
+    return format_int_list(b->micro_batches);
   return {};
 }
 
@@ -164,8 +157,8 @@ std::optional<Balancer::Candidate> Balancer::repartition(const PolicyContext& co
   const double median = context.state.median_layer_ns();
   reason << "stage " << slowest << " paces the pipeline ("
          << (median > 0 ? cost_ns[static_cast<std::size_t>(slowest)] / median : 1.0)
-         << "x median layer time); layers per stage " << list(now_layers) << " -> "
-         << list(new_layers) << "; iteration " << ms(now_ns) << " -> " << ms(new_ns)
+         << "x median layer time); layers per stage " << format_int_list(now_layers) << " -> "
+         << format_int_list(new_layers) << "; iteration " << ms(now_ns) << " -> " << ms(new_ns)
          << " ms; moves " << move.layers_moved << " layers (" << move.bytes_per_gpu / 1e9
          << " GB on the busiest GPU): cost " << move.seconds << " s at "
          << options_.move_bandwidth_Bps / 1e9 << " GB/s; saves " << c.gain_s << " s over "
@@ -203,10 +196,10 @@ std::optional<Balancer::Candidate> Balancer::rebalance(const PolicyContext& cont
   std::ostringstream reason;
   reason.precision(3);
   reason << "replica " << slowest << " paces the iteration; micro-batches per replica "
-         << list(now_micro) << " -> " << list(new_micro) << " (global batch kept: " << total
-         << "); iteration " << ms(now_ns) << " -> " << ms(new_ns)
-         << " ms; no state moves: cost 0 s; saves " << c.gain_s << " s over " << remaining
-         << " iterations";
+         << format_int_list(now_micro) << " -> " << format_int_list(new_micro)
+         << " (global batch kept: " << total << "); iteration " << ms(now_ns) << " -> "
+         << ms(new_ns) << " ms; no state moves: cost 0 s; saves " << c.gain_s << " s over "
+         << remaining << " iterations";
   c.directive = Directive{RebalanceDirective{new_micro}, reason.str(), c.gain_s};
   return c;
 }

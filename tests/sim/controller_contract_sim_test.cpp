@@ -55,14 +55,7 @@ class SimHarness {
     reload();
   }
   core::JobModel job(std::int64_t total_iterations) const {
-    core::JobModel job;
-    job.plan = case_.plan;
-    job.layers = case_.layers;
-    job.params_per_gpu_layer = case_.params_per_gpu_layer;
-    job.static_bytes_per_param = 16.0;
-    job.total_iterations = total_iterations;
-    job.normalise();
-    return job;
+    return contract_job(case_, total_iterations);
   }
   core::TimeNs layer_ns() const { return case_.layer_ns; }
   std::vector<int> layers_per_virtual_stage() const {

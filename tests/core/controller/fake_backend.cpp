@@ -85,15 +85,19 @@ void FakeBackend::apply(const core::Directive& directive) {
                               core::kind_name(directive.action));
 }
 
-core::JobModel FakeHarness::job(std::int64_t total_iterations) const {
+core::JobModel contract_job(const ContractCase& c, std::int64_t total_iterations) {
   core::JobModel job;
-  job.plan = case_.plan;
-  job.layers = case_.layers;
-  job.params_per_gpu_layer = case_.params_per_gpu_layer;
+  job.plan = c.plan;
+  job.layers = c.layers;
+  job.params_per_gpu_layer = c.params_per_gpu_layer;
   job.static_bytes_per_param = 16.0;
   job.total_iterations = total_iterations;
   job.normalise();
   return job;
+}
+
+core::JobModel FakeHarness::job(std::int64_t total_iterations) const {
+  return contract_job(case_, total_iterations);
 }
 
 }  // namespace parashift::test

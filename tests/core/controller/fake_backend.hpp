@@ -45,6 +45,9 @@ class FakeBackend : public core::Backend {
   std::int64_t iteration_ = 0;
 };
 
+/// What the controller is told of a contract case's job (every harness).
+core::JobModel contract_job(const ContractCase& c, std::int64_t total_iterations);
+
 /// The harness the controller contract tests are written against; one per
 /// backend type (tests/core/controller/controller_contract.hpp).
 class FakeHarness {
