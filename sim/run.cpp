@@ -21,17 +21,27 @@ TimeNs healthy_iteration_ns(const core::Scenario& scenario) {
 
 RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace) {
   RunSummary run;
-  run.healthy_iteration_ns = healthy_iteration_ns(scenario);
+  SimBackend backend(scenario);
+  backend.set_trace(trace);
+  // Without slowdown events the first iteration is the healthy one; only a
+  // run with slowdowns pays for simulating a healthy twin.
+  std::optional<core::StepReport> first;
+  if (backend.has_slowdowns()) {
+    run.healthy_iteration_ns = healthy_iteration_ns(scenario);
+  } else {
+    first = backend.step(scenario.plan);
+    backend.set_trace(nullptr);
+    run.healthy_iteration_ns = first->iteration_ns;
+  }
   const bool by_duration = scenario.run.duration_ns > 0;
   // The policy's remaining-run horizon: the iterations asked for, or those a
   // healthy cluster needs to fill the duration.
   const std::int64_t planned =
-      by_duration ? static_cast<std::int64_t>(std::ceil(static_cast<double>(scenario.run.duration_ns) /
-                                                        static_cast<double>(run.healthy_iteration_ns)))
-                  : scenario.run.iterations;
+      by_duration
+          ? static_cast<std::int64_t>(std::ceil(static_cast<double>(scenario.run.duration_ns) /
+                                                static_cast<double>(run.healthy_iteration_ns)))
+          : scenario.run.iterations;
 
-  SimBackend backend(scenario);
-  backend.set_trace(trace);
   std::optional<core::Controller> controller;
   for (const auto& m : scenario.policy.modules) {
     if (m.enabled) run.policy_modules.push_back(m.name);
@@ -47,8 +57,14 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace) {
   const double tokens_per_iteration =
       static_cast<double>(scenario.plan.global_batch) * scenario.training.seq_len;
   while (by_duration ? run.total_ns < scenario.run.duration_ns : run.iterations < planned) {
-    const core::StepReport report = backend.step(scenario.plan);
-    backend.set_trace(nullptr);
+    core::StepReport report;
+    if (first) {
+      report = std::move(*first);
+      first.reset();
+    } else {
+      report = backend.step(scenario.plan);
+      backend.set_trace(nullptr);
+    }
     run.total_ns += report.iteration_ns;
     run.tokens += tokens_per_iteration;
     ++run.iterations;

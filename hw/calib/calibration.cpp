@@ -57,7 +57,7 @@ CalibrationProfile measure_calibration(Communicator& world, bool quick) {
     world.barrier();
     const auto g = measure_cpu_gemm(m, n, k, repeats);
     const double seconds = slowest(world, g.seconds);
-    p.gemm.push_back({m, n, k, 2.0 * m * n * static_cast<double>(k) / seconds});
+    p.gemm.push_back({m, n, k, 2.0 * m * n * static_cast<double>(k) / seconds, false, false});
   }
   p.memory_Bps = measure_memory_Bps(repeats);
   if (world.size() > 1) {
@@ -81,15 +81,21 @@ CalibrationProfile measure_calibration(Communicator& world, bool quick) {
 
 nlohmann::json to_json(const CalibrationProfile& p) {
   nlohmann::json gemm = nlohmann::json::array(), coll = nlohmann::json::array();
+  nlohmann::json kernels = nlohmann::json::array();
   for (const auto& g : p.gemm)
-    gemm.push_back({{"m", g.m}, {"n", g.n}, {"k", g.k}, {"flops_per_s", g.flops_per_s}});
+    gemm.push_back({{"m", g.m},
+                    {"n", g.n},
+                    {"k", g.k},
+                    {"flops_per_s", g.flops_per_s},
+                    {"a_transposed", g.a_transposed},
+                    {"b_transposed", g.b_transposed}});
   for (const auto& c : p.all_reduce)
     coll.push_back({{"bytes", c.bytes}, {"seconds", c.seconds}, {"bus_Bps", c.bus_Bps}});
-  return {{"device", p.device},
-          {"ranks", p.ranks},
-          {"gemm", gemm},
-          {"all_reduce", coll},
-          {"memory_Bps", p.memory_Bps}};
+  for (const auto& k : p.kernels)
+    kernels.push_back({{"kernel", k.kernel}, {"ns_per_element", k.ns_per_element}});
+  return {{"device", p.device},      {"ranks", p.ranks},           {"gemm", gemm},
+          {"all_reduce", coll},      {"memory_Bps", p.memory_Bps}, {"kernels", kernels},
+          {"cpu_share", p.cpu_share}};
 }
 
 CalibrationProfile profile_from_json(const nlohmann::json& j, const std::string& where) {
@@ -99,11 +105,16 @@ CalibrationProfile profile_from_json(const nlohmann::json& j, const std::string&
     p.ranks = j.at("ranks").get<int>();
     for (const auto& g : j.at("gemm"))
       p.gemm.push_back({g.at("m").get<int>(), g.at("n").get<int>(), g.at("k").get<int>(),
-                        g.at("flops_per_s").get<double>()});
+                        g.at("flops_per_s").get<double>(), g.value("a_transposed", false),
+                        g.value("b_transposed", false)});
     for (const auto& c : j.at("all_reduce"))
       p.all_reduce.push_back({c.at("bytes").get<double>(), c.at("seconds").get<double>(),
                               c.at("bus_Bps").get<double>()});
     p.memory_Bps = j.at("memory_Bps").get<double>();
+    p.cpu_share = j.value("cpu_share", 1.0);
+    for (const auto& k : j.value("kernels", nlohmann::json::array()))
+      p.kernels.push_back(
+          {k.at("kernel").get<std::string>(), k.at("ns_per_element").get<double>()});
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw core::InputError(where + ": not a calibration profile (" + e.what() + ")");
@@ -142,7 +153,7 @@ core::DeviceSpec device_from_profile(const CalibrationProfile& p) {
   return d;
 }
 
-core::DeviceSpec load_calibrated_device(const std::filesystem::path& file) {
+CalibrationProfile load_calibration(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw core::InputError(file.string() + ": cannot open calibration profile");
   nlohmann::json j;
@@ -151,7 +162,11 @@ core::DeviceSpec load_calibrated_device(const std::filesystem::path& file) {
   } catch (const nlohmann::json::exception& e) {
     throw core::InputError(file.string() + ": malformed JSON (" + e.what() + ")");
   }
-  return device_from_profile(profile_from_json(j, file.string()));
+  return profile_from_json(j, file.string());
+}
+
+core::DeviceSpec load_calibrated_device(const std::filesystem::path& file) {
+  return device_from_profile(load_calibration(file));
 }
 
 }  // namespace parashift::hw

@@ -17,7 +17,15 @@ namespace parashift::hw {
 
 struct GemmPoint {
   int m = 0, n = 0, k = 0;
-  double flops_per_s = 0;  // slowest rank's best of the repeats
+  double flops_per_s = 0;  // slowest rank's best (median for executor kernels) of the repeats
+  bool a_transposed = false, b_transposed = false;  // the executor's row-major operands
+};
+
+/// One of the executor's non-GEMM kernels (calib/executor_kernels.hpp), per
+/// element it touches (per parameter for the optimizer).
+struct KernelPoint {
+  std::string kernel;
+  double ns_per_element = 0;
 };
 
 struct CollectivePoint {
@@ -32,9 +40,14 @@ struct CalibrationProfile {
   std::vector<GemmPoint> gemm;
   std::vector<CollectivePoint> all_reduce;  // empty on one rank
   double memory_Bps = 0;                    // streaming copy, per rank
+  std::vector<KernelPoint> kernels;         // empty unless calibrated for a scenario
+  /// Share of a core each rank got while calibrating the executor's kernels
+  /// (measure_cpu_share); the executor's kernels run 1 / cpu_share slower in wall time.
+  double cpu_share = 1.0;
 };
 
 /// Collective over `world`. `quick` uses fewer shapes and repeats (tests).
+/// Add the executor's own kernels with measure_executor_kernels().
 CalibrationProfile measure_calibration(Communicator& world, bool quick);
 
 nlohmann::json to_json(const CalibrationProfile& profile);
@@ -46,6 +59,7 @@ CalibrationProfile profile_from_json(const nlohmann::json& json, const std::stri
 /// nic_Bps = best all-reduce bus bandwidth. Throws core::InputError naming
 /// the file and field when the profile is unusable.
 core::DeviceSpec device_from_profile(const CalibrationProfile& profile);
+CalibrationProfile load_calibration(const std::filesystem::path& file);
 core::DeviceSpec load_calibrated_device(const std::filesystem::path& file);
 
 }  // namespace parashift::hw

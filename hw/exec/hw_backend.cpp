@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <time.h>
+
 #include "core/input_error.hpp"
 #include "hw/exec/pipeline_schedule.hpp"
 #include "hw/exec/work_split.hpp"
@@ -19,6 +21,12 @@ core::TimeNs now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+core::TimeNs thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<core::TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 // Adds the time since construction to `sink` when it goes out of scope.
@@ -100,6 +108,25 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
     layers_.emplace(l, new_slot(l));
 }
 
+core::TimeNs HwBackend::compute_now_ns() const {
+  return options_.compute_clock == ComputeClock::Wall ? now_ns() : thread_cpu_ns();
+}
+
+void HwBackend::set_compute_slowdown(double factor) {
+  if (!(factor >= 1.0))
+    throw std::invalid_argument("compute slowdown: expected a factor >= 1, found " +
+                                std::to_string(factor));
+  slowdown_ = factor;
+}
+
+void HwBackend::stretch(core::TimeNs segment_ns) const {
+  if (slowdown_ == 1.0) return;
+  const auto extra = static_cast<core::TimeNs>(static_cast<double>(segment_ns) * (slowdown_ - 1.0));
+  const core::TimeNs start = compute_now_ns();
+  while (compute_now_ns() - start < extra) {
+  }
+}
+
 core::Capabilities HwBackend::capabilities() const {
   core::Capabilities caps;
   caps.live_repartition = true;
@@ -132,9 +159,11 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   run_pipeline(counters);
   all_reduce_gradients(counters);
   {
-    ScopedTimer timer(counters.compute_ns);
+    const core::TimeNs t0 = compute_now_ns();
     for (auto& [index, slot] : layers_)
       optimizer_update(options_.optimizer, iteration_ + 1, slot.weights, slot.grads, slot.state);
+    stretch(compute_now_ns() - t0);
+    counters.compute_ns += compute_now_ns() - t0;
   }
   // The loss lives on the last stage's tp-rank-0 members; one sum gives it to everyone.
   double loss = (groups_.coord.pp == plan_.pp - 1 && groups_.coord.tp == 0) ? counters.loss : 0.0;
@@ -155,10 +184,15 @@ void HwBackend::run_pipeline(Counters& c) {
   const int global_offset = offsets_of(micro_batches_)[static_cast<std::size_t>(groups_.coord.dp)];
   const double activation_bytes = static_cast<double>(shape_.tokens()) * shape_.hidden * 4.0;
 
+  core::TimeNs tp_compute_clock_ns = 0;  // tp all-reduces on the compute clock
   const TpReduce tp_reduce = [&](Matrix& m) {
     if (plan_.tp == 1) return;
-    ScopedTimer timer(c.tp_ns);
-    groups_.tp->all_reduce_sum(span_of(m));
+    const core::TimeNs t0 = compute_now_ns();
+    {
+      ScopedTimer timer(c.tp_ns);
+      groups_.tp->all_reduce_sum(span_of(m));
+    }
+    tp_compute_clock_ns += compute_now_ns() - t0;
     c.tp_bytes += static_cast<double>(m.size()) * 4.0;
   };
   std::vector<std::vector<LayerStash>> stash(static_cast<std::size_t>(my_micro_batches));
@@ -175,8 +209,8 @@ void HwBackend::run_pipeline(Counters& c) {
         ScopedTimer timer(c.pp_ns);
         pp.recv(span_of(x), stage - 1, forward_tag(op.micro_batch));
       }
-      const core::TimeNs tp_before = c.tp_ns;
-      const core::TimeNs t0 = now_ns();
+      const core::TimeNs tp_before = tp_compute_clock_ns;
+      const core::TimeNs t0 = compute_now_ns();
       stash[mb].resize(layers_.size());
       std::size_t i = 0;
       for (auto& [index, slot] : layers_)
@@ -190,7 +224,8 @@ void HwBackend::run_pipeline(Counters& c) {
         c.loss += term.loss;
         loss_grad[mb] = std::move(term.dy);
       }
-      c.compute_ns += now_ns() - t0 - (c.tp_ns - tp_before);
+      stretch(compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before));
+      c.compute_ns += compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
       if (!last) {
         ScopedTimer timer(c.pp_ns);
         pp.send(span_of(x), stage + 1, forward_tag(op.micro_batch));
@@ -204,8 +239,8 @@ void HwBackend::run_pipeline(Counters& c) {
         ScopedTimer timer(c.pp_ns);
         pp.recv(span_of(dy), stage + 1, backward_tag(op.micro_batch));
       }
-      const core::TimeNs tp_before = c.tp_ns;
-      const core::TimeNs t0 = now_ns();
+      const core::TimeNs tp_before = tp_compute_clock_ns;
+      const core::TimeNs t0 = compute_now_ns();
       std::size_t i = layers_.size();
       for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
         --i;
@@ -214,7 +249,8 @@ void HwBackend::run_pipeline(Counters& c) {
       }
       for (const auto& s : stash[mb]) stash_bytes -= static_cast<double>(s.bytes());
       stash[mb].clear();
-      c.compute_ns += now_ns() - t0 - (c.tp_ns - tp_before);
+      stretch(compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before));
+      c.compute_ns += compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
       if (!first) {
         ScopedTimer timer(c.pp_ns);
         pp.send(span_of(dy), stage - 1, backward_tag(op.micro_batch));

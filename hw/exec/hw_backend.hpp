@@ -27,7 +27,13 @@ namespace parashift::hw {
 class ByteWriter;
 class ByteReader;
 
+/// How a rank's compute time is measured: wall time, or this thread's CPU
+/// time (ranks that share cores, e.g. threads of one process in tests, see
+/// only their own work; waits in collectives are not compute either way).
+enum class ComputeClock { Wall, ThreadCpu };
+
 struct HwOptions {
+  ComputeClock compute_clock = ComputeClock::Wall;
   OptimizerConfig optimizer;
   std::size_t dp_bucket_bytes = std::size_t{1} << 20;
   std::filesystem::path shm_root = "/dev/shm";
@@ -56,6 +62,12 @@ class HwBackend : public core::Backend {
   core::StepReport step(const core::ParallelPlan& plan) override;
   /// Collective. Replan and remap throw std::invalid_argument (not supported).
   void apply(const core::Directive& directive) override;
+
+  /// Fault injection: from the next step on, every compute segment of this
+  /// rank (a micro-batch's forward or backward over its layers, the optimizer
+  /// step) is stretched to `factor` x its time by spinning on the compute
+  /// clock after it, as a throttled device would run. 1 = healthy.
+  void set_compute_slowdown(double factor);
 
   /// The iteration's loss (same on every rank).
   double last_loss() const { return last_loss_; }
@@ -107,7 +119,12 @@ class HwBackend : public core::Backend {
   std::vector<int> layers_per_stage_;
   std::vector<int> micro_batches_;
   std::map<int, LayerSlot> layers_;  // this stage's layers by global index
+  core::TimeNs compute_now_ns() const;
+  /// Spins until `segment_ns` x (slowdown - 1) more compute-clock time has passed.
+  void stretch(core::TimeNs segment_ns) const;
+
   std::int64_t iteration_ = 0;
+  double slowdown_ = 1.0;
   double last_loss_ = 0;
   RestoreStats last_restore_;
 };

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "hw/model/pointwise.hpp"
 #include "hw/model/synthetic_values.hpp"
 
 namespace parashift::hw {
@@ -10,18 +11,6 @@ namespace parashift::hw {
 namespace {
 
 enum WeightId : std::uint64_t { kWqkv = 0, kWo = 1, kW1 = 2, kW2 = 3 };
-
-constexpr float kGeluC = 0.7978845608f;  // sqrt(2 / pi)
-constexpr float kGeluA = 0.044715f;
-
-float gelu(float u) {
-  return 0.5f * u * (1.0f + std::tanh(kGeluC * (u + kGeluA * u * u * u)));
-}
-
-float gelu_grad(float u) {
-  const float t = std::tanh(kGeluC * (u + kGeluA * u * u * u));
-  return 0.5f * (1.0f + t) + 0.5f * u * (1.0f - t * t) * kGeluC * (1.0f + 3.0f * kGeluA * u * u);
-}
 
 // Fills `m` from the global matrix `id` of `layer`; (r, c) local -> global by the maps.
 template <typename RowMap, typename ColMap>
@@ -94,13 +83,7 @@ Matrix layer_forward(const LayerTensors& w, const LayerShape& s, const Matrix& x
       const auto v = st.qkv.block(b * seq, 2 * hl + h * d, seq, d);
       auto p = st.probs.block((b * s.heads_local() + h) * seq, 0, seq, seq);
       p.noalias() = (q * k.transpose()) * scale;
-      for (int i = 0; i < seq; ++i) {
-        auto row = p.row(i);
-        const float top = row.head(i + 1).maxCoeff();
-        row.head(i + 1) = (row.head(i + 1).array() - top).exp();
-        row.tail(seq - i - 1).setZero();  // causal: token i sees tokens 0..i
-        row /= row.sum();
-      }
+      causal_softmax(p);
       st.ctx.block(b * seq, h * d, seq, d).noalias() = p * v;
     }
   }
@@ -108,7 +91,7 @@ Matrix layer_forward(const LayerTensors& w, const LayerShape& s, const Matrix& x
   tp_reduce(attn);
   st.x1 = x + attn;
   st.u.noalias() = st.x1 * w.w1;
-  st.act = st.u.unaryExpr([](float u) { return gelu(u); });
+  st.act = gelu(st.u);
   Matrix mlp = st.act * w.w2;
   tp_reduce(mlp);
   return st.x1 + mlp;
@@ -121,7 +104,7 @@ Matrix layer_backward(const LayerTensors& w, const LayerShape& s, const LayerSta
   // MLP: out = x1 + gelu(x1 W1) W2.
   g.w2.noalias() += st.act.transpose() * dy;
   const Matrix dact = dy * w.w2.transpose();
-  const Matrix du = dact.cwiseProduct(st.u.unaryExpr([](float u) { return gelu_grad(u); }));
+  const Matrix du = gelu_backward(dact, st.u);
   g.w1.noalias() += st.x1.transpose() * du;
   Matrix dx1_mlp = du * w.w1.transpose();
   tp_reduce(dx1_mlp);
@@ -139,9 +122,7 @@ Matrix layer_backward(const LayerTensors& w, const LayerShape& s, const LayerSta
       const auto dc = dctx.block(b * seq, h * d, seq, d);
       const Matrix dp = dc * v.transpose();
       dqkv.block(b * seq, 2 * hl + h * d, seq, d).noalias() = p.transpose() * dc;
-      // Softmax backward: dS = P .* (dP - rowsum(P .* dP)), then the 1/sqrt(d) scale.
-      const Eigen::VectorXf dot = p.cwiseProduct(dp).rowwise().sum();
-      const Matrix ds = (p.array() * (dp.colwise() - dot).array()).matrix() * scale;
+      const Matrix ds = causal_softmax_backward(p, dp, scale);
       dqkv.block(b * seq, h * d, seq, d).noalias() = ds * k;
       dqkv.block(b * seq, hl + h * d, seq, d).noalias() = ds.transpose() * q;
     }

@@ -4,7 +4,9 @@
 
 #include "core/input_error.hpp"
 #include "hw/calib/calibration.hpp"
+#include "hw/calib/predict.hpp"
 #include "hw/comm/self_communicator.hpp"
+#include "hw/model/layer_ops.hpp"
 
 using namespace parashift;
 
@@ -14,7 +16,9 @@ TEST_CASE("a calibration profile becomes a DeviceSpec with the measured rates") 
   // Peak 40 GFLOP/s at d = 256; 20 GFLOP/s at d = 32: 0.5 = 32 / (32 + half) -> half = 32.
   // 30 GFLOP/s at d = 64: 0.75 = 64 / (64 + half) -> half = 21.3; the median of {32, 21.3} fits
   // (two values: the upper one, 32).
-  p.gemm = {{32, 32, 32, 20e9}, {64, 64, 64, 30e9}, {256, 256, 256, 40e9}};
+  p.gemm = {{32, 32, 32, 20e9, false, false},
+            {64, 64, 64, 30e9, false, false},
+            {256, 256, 256, 40e9, false, false}};
   p.all_reduce = {{4096, 1e-5, 0.6e9}, {65536, 5e-5, 2.0e9}};
   p.memory_Bps = 8e9;
   const auto json = hw::to_json(p);
@@ -36,4 +40,30 @@ TEST_CASE("calibration on one rank measures GEMMs and memory but no collectives"
   for (const auto& g : p.gemm) CHECK(g.flops_per_s > 0);
   CHECK(p.memory_Bps > 0);
   CHECK(p.all_reduce.empty());
+}
+
+TEST_CASE("calibrated all-reduce time: bus bandwidth interpolated log-log, ring factor") {
+  hw::CalibrationProfile p;
+  p.memory_Bps = 8e9;
+  p.all_reduce = {{4096, 1e-5, 0.6e9}, {65536, 5e-5, 2.0e9}};
+  // 2 ranks: ring factor 2(n-1)/n = 1. 65536 B at the measured 2 GB/s bus = 32.768 us.
+  CHECK(hw::all_reduce_s(p, 65536, 2) == doctest::Approx(32.768e-6));
+  // 16384 B is halfway (log) from 4096 to 65536: bus sqrt(0.6e9 x 2e9) = 1.0954e9 B/s
+  // -> 14.957 us; 4 ranks multiply by 2 x 3/4 = 1.5 -> 22.44 us.
+  CHECK(hw::all_reduce_s(p, 16384, 2) == doctest::Approx(14.957e-6).epsilon(1e-3));
+  CHECK(hw::all_reduce_s(p, 16384, 4) == doctest::Approx(22.436e-6).epsilon(1e-3));
+  // Never below the smallest measured time: 8 B -> 10 us; one rank: nothing to reduce.
+  CHECK(hw::all_reduce_s(p, 8, 2) == doctest::Approx(1e-5));
+  CHECK(hw::all_reduce_s(p, 65536, 1) == 0.0);
+}
+
+TEST_CASE("the executor's op list: a layer's forward FLOPs, backward twice forward") {
+  // hidden 32, 4 heads, MLP 64, tp 1, seq 8, one sequence: t = 8, d = 8.
+  const hw::LayerShape s{32, 4, 64, 1, 8, 1};
+  double forward = 0, backward = 0;
+  for (const auto& g : hw::layer_forward_ops(s).gemms) forward += g.flops();
+  for (const auto& g : hw::layer_backward_ops(s).gemms) backward += g.flops();
+  // layer_forward_flops counts the same GEMMs: 2 t h (3h + h + 2f) + 4 t seq h.
+  CHECK(forward == doctest::Approx(hw::layer_forward_flops(s)));
+  CHECK(backward == doctest::Approx(2.0 * forward));
 }

@@ -1,19 +1,32 @@
 // `parashift calibrate --backend hw [--out FILE]`: GEMM and collective
 // micro-benchmarks on this machine (run under mpirun for the collectives),
-// written as a device profile the cost model can load.
+// written as a device profile the cost model can load. With --scenario it
+// also measures the executor's own kernels for that scenario's layer shape
+// (the input of `parashift run --backend sim --profile`).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
+#include "core/scenario/scenario.hpp"
 #include "hw/calib/calibration.hpp"
+#include "hw/calib/executor_kernels.hpp"
+#include "hw/calib/predict.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 
 #ifdef PARASHIFT_HAVE_MPI
 #include "hw/cpu/mpi_session.hpp"
+#endif
+#ifdef PARASHIFT_HAVE_CUDA
+#include <algorithm>
+
+#include "core/device_spec.hpp"
+#include "hw/cuda/cuda_calibration.hpp"
 #endif
 
 namespace parashift::tools {
@@ -24,6 +37,10 @@ struct CalibrateOptions {
   std::string backend = "hw";
   std::string out_path;
   bool quick = false;
+  std::string scenario;
+  std::vector<std::string> overrides;
+  int device = 0;                // cuda: which GPU
+  std::string peak_of = "h200";  // cuda: the datasheet the measured rates are compared with
 };
 
 std::string fmt(const char* format, double value) {
@@ -32,20 +49,91 @@ std::string fmt(const char* format, double value) {
   return text;
 }
 
+#ifdef PARASHIFT_HAVE_CUDA
+// One GPU: BF16 GEMM rates against the datasheet peak, and with --scenario one
+// rank's GEMMs of an iteration of its plan run back to back (CUDA events)
+// against their sum predicted from the calibrated rates.
+void run_calibrate_cuda(const CalibrateOptions& opts, CliContext& ctx) {
+  hw::CudaDevice device(opts.device);
+  const double peak = core::device_preset(opts.peak_of).peak_bf16_flops_per_s;
+  std::optional<core::Scenario> scenario;
+  std::vector<hw::GemmOp> shapes;
+  hw::ExecutorJob job;
+  if (!opts.scenario.empty()) {
+    scenario = core::load_scenario(opts.scenario, opts.overrides);
+    job.model = &scenario->model;
+    job.plan = &scenario->plan;
+    job.seq_len = scenario->training.seq_len;
+    shapes = hw::distinct_gemms(hw::executor_layer_shape(job));
+  }
+  const int repeats = opts.quick ? 5 : 20;
+  const auto profile = hw::measure_cuda_calibration(device, shapes, repeats);
+  ctx.out << "GEMM (" << profile.device << ", cuBLAS, median of " << repeats << ") against "
+          << opts.peak_of << "'s " << fmt("%.0f", peak / 1e12) << " TFLOP/s dense BF16\n";
+  for (const auto& g : profile.gemm)
+    ctx.out << "  " << g.m << " x " << g.n << " x " << g.k << (g.a_transposed ? " A^T" : "")
+            << (g.b_transposed ? " B^T" : "") << "  " << fmt("%.1f", g.flops_per_s / 1e12)
+            << " TFLOP/s  (" << fmt("%.0f", 100.0 * g.flops_per_s / peak) << "% of peak)\n";
+  ctx.out << "device copy  " << fmt("%.0f", profile.memory_Bps / 1e9) << " GB/s\n";
+  if (scenario) {
+    const auto ops = hw::iteration_gemm_ops(job);
+    double predicted_s = 0;
+    for (const auto& op : ops) predicted_s += hw::gemm_op_s(profile, op) * op.count;
+    std::vector<double> measured;
+    for (int r = 0; r < 5; ++r) measured.push_back(device.run_gemms_s(ops));
+    std::sort(measured.begin(), measured.end());
+    const double m = measured[measured.size() / 2];
+    ctx.out << "GEMM iteration (one rank of " << scenario->plan.label()
+            << ": the executor's layer GEMMs, all micro-batches, forward + backward): measured "
+            << fmt("%.3f", m * 1e3) << " ms, predicted " << fmt("%.3f", predicted_s * 1e3)
+            << " ms, error " << fmt("%.1f", 100.0 * (predicted_s - m) / m) << "%\n";
+  }
+  if (!opts.out_path.empty()) {
+    write_json_file(opts.out_path, hw::to_json(profile));
+    ctx.out << "wrote " << opts.out_path << "\n";
+  }
+}
+#endif
+
 void run_calibrate(const CalibrateOptions& opts, CliContext& ctx) {
+  if (opts.backend == "cuda") {
+#ifdef PARASHIFT_HAVE_CUDA
+    return run_calibrate_cuda(opts, ctx);
+#else
+    throw core::InputError(
+        "calibrate --backend cuda: this parashift was built without the CUDA "
+        "toolkit and NCCL (configure with PARASHIFT_WITH_CUDA=ON)");
+#endif
+  }
 #ifdef PARASHIFT_HAVE_MPI
   hw::MpiSession mpi;
   auto world = mpi.world();
-  const auto profile = hw::measure_calibration(*world, opts.quick);
+  auto profile = hw::measure_calibration(*world, opts.quick);
+  if (!opts.scenario.empty()) {
+    const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+    hw::ExecutorJob job;
+    job.model = &scenario.model;
+    job.plan = &scenario.plan;
+    job.seq_len = scenario.training.seq_len;
+    hw::measure_executor_kernels(*world, hw::executor_layer_shape(job), opts.quick ? 3 : 9,
+                                 profile);
+    profile.cpu_share = hw::measure_cpu_share(*world, hw::executor_layer_shape(job), 0.3);
+  }
   if (world->rank() != 0) return;
   ctx.out << "GEMM (fp32, Eigen, slowest of " << profile.ranks << " rank(s) running at once)\n";
   for (const auto& g : profile.gemm)
-    ctx.out << "  " << g.m << " x " << g.n << " x " << g.k << "  "
-            << fmt("%.2f", g.flops_per_s / 1e9) << " GFLOP/s\n";
+    ctx.out << "  " << g.m << " x " << g.n << " x " << g.k << (g.a_transposed ? " A^T" : "")
+            << (g.b_transposed ? " B^T" : "") << "  " << fmt("%.2f", g.flops_per_s / 1e9)
+            << " GFLOP/s\n";
   ctx.out << "memory copy  " << fmt("%.2f", profile.memory_Bps / 1e9) << " GB/s per rank\n";
   for (const auto& c : profile.all_reduce)
     ctx.out << "all-reduce " << fmt("%.0f", c.bytes) << " B  " << fmt("%.1f", c.seconds * 1e6)
             << " us  bus " << fmt("%.3f", c.bus_Bps / 1e9) << " GB/s\n";
+  if (!profile.kernels.empty())
+    ctx.out << "cpu share " << fmt("%.2f", profile.cpu_share) << " of a core per rank\n";
+  for (const auto& k : profile.kernels)
+    ctx.out << "kernel " << k.kernel << "  " << fmt("%.3f", k.ns_per_element)
+            << " ns per element\n";
   const auto device = hw::device_from_profile(profile);
   ctx.out << "device profile: peak " << fmt("%.2f", device.peak_bf16_flops_per_s / 1e9)
           << " GFLOP/s, gemm_half_dim " << fmt("%.1f", device.efficiency.gemm_half_dim) << ", link "
@@ -70,11 +158,25 @@ void add_calibrate_command(CLI::App& app, CliContext& ctx) {
       "Measure GEMM throughput by shape and all-reduce bus bandwidth by size on this machine "
       "(mpirun -np N parashift calibrate --backend hw for the collectives) and write a device "
       "profile");
-  cmd->add_option("--backend", opts->backend, "hw (the only backend with something to measure)")
-      ->check(CLI::IsMember({"hw"}))
+  cmd->add_option("--backend", opts->backend,
+                  "hw (CPU ranks under mpirun) or cuda (one GPU, cuBLAS BF16 GEMMs)")
+      ->check(CLI::IsMember({"hw", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--out", opts->out_path, "Write the profile as JSON to FILE")->type_name("FILE");
   cmd->add_flag("--quick", opts->quick, "Fewer shapes, sizes and repeats (seconds)");
+  cmd->add_option("--scenario", opts->scenario,
+                  "Also measure the hw executor's own kernels (GEMMs by shape, GELU, softmax, "
+                  "optimizer) for this scenario's model and plan")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--device", opts->device, "cuda: GPU index")->capture_default_str();
+  cmd->add_option("--peak-of", opts->peak_of,
+                  "cuda: device preset whose BF16 peak the GEMMs are "
+                  "compared with")
+      ->capture_default_str();
+  cmd->add_option("--set", opts->overrides, "Override a scenario field (with --scenario)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   cmd->callback([opts, &ctx] { run_calibrate(*opts, ctx); });
 }
 

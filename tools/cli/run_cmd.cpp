@@ -1,6 +1,10 @@
 // `parashift run SCENARIO --backend hw|sim`: the same iterations on the
 // real-hardware executor (one process per rank, under mpirun) or on the
 // simulator. hw prints the measured loss and times of every iteration.
+// `--backend sim --profile CALIB.json` predicts the hw executor instead: the
+// simulator gets the calibrated device and the executor's op list timed with
+// the calibrated kernels (hw::executor_work_profile), and the executor's own
+// replay (hw::predict_iteration) is printed beside it.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,7 +14,9 @@
 
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
+#include "hw/calib/predict.hpp"
 #include "hw/exec/training_run.hpp"
+#include "sim/iteration.hpp"
 #include "sim/sim_backend.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
@@ -29,6 +35,7 @@ struct RunOptions {
   int iterations = 0;  // 0: the scenario's run.iterations
   std::vector<std::string> overrides;
   std::string json_path;
+  std::string profile_path;  // sim: predict the hw executor from this calibration
   std::string optimizer = "adam";
   double learning_rate = 1e-3;
   std::string job;
@@ -129,6 +136,53 @@ void run_sim(const RunOptions& opts, const core::Scenario& scenario, int iterati
                                      {"iterations", steps}});
 }
 
+// The hw executor's iteration predicted from a calibration profile, twice:
+// by the simulator (fed the executor's calibrated work profile, each transfer
+// alone on its route) and by the executor's own op-list replay.
+void run_sim_calibrated(const RunOptions& opts, const core::Scenario& scenario, CliContext& ctx) {
+  const hw::CalibrationProfile profile = hw::load_calibration(opts.profile_path);
+  const core::DeviceSpec device = hw::device_from_profile(profile);
+  hw::ExecutorJob job;
+  job.model = &scenario.model;
+  job.plan = &scenario.plan;
+  job.seq_len = scenario.training.seq_len;
+  job.optimizer = hw::parse_optimizer(opts.optimizer);
+  const core::WorkProfile work = hw::executor_work_profile(job, profile);
+  sim::IterationInput input;
+  input.model = &scenario.model;
+  input.device = &device;
+  input.plan = &scenario.plan;
+  input.seq_len = scenario.training.seq_len;
+  input.network = sim::NetworkModel::Path;
+  const sim::PathModel paths(scenario.topology);
+  const sim::IterationResult simulated = sim::simulate_iteration(input, work, paths);
+  const hw::IterationPrediction replay = hw::predict_iteration(job, profile);
+  ctx.out << "calibrated " << profile.device << " (" << profile.ranks << " rank(s)), "
+          << scenario.plan.label() << ", " << opts.optimizer << "\n"
+          << "  layer forward " << fmt("%.3f", ms(replay.layer_forward_ns)) << " ms  backward "
+          << fmt("%.3f", ms(replay.layer_backward_ns)) << " ms  tp "
+          << fmt("%.3f", ms(replay.tp_per_layer_ns)) << " ms per micro-batch\n"
+          << "  pipeline " << fmt("%.3f", ms(replay.pipeline_ns)) << " ms  dp "
+          << fmt("%.3f", ms(replay.dp_ns)) << " ms  optimizer "
+          << fmt("%.3f", ms(replay.optimizer_ns)) << " ms\n"
+          << "predicted iteration " << fmt("%.3f", ms(replay.iteration_ns))
+          << " ms (hw executor replay)\n"
+          << "simulated iteration " << fmt("%.3f", ms(simulated.iteration_ns))
+          << " ms (simulator, calibrated executor work profile)\n";
+  if (!opts.json_path.empty())
+    write_json_file(opts.json_path, {{"backend", "sim"},
+                                     {"profile", opts.profile_path},
+                                     {"scenario", scenario.name},
+                                     {"plan", scenario.plan.label()},
+                                     {"predicted_iteration_ns", replay.iteration_ns},
+                                     {"simulated_iteration_ns", simulated.iteration_ns},
+                                     {"layer_forward_ns", replay.layer_forward_ns},
+                                     {"layer_backward_ns", replay.layer_backward_ns},
+                                     {"pipeline_ns", replay.pipeline_ns},
+                                     {"dp_ns", replay.dp_ns},
+                                     {"optimizer_ns", replay.optimizer_ns}});
+}
+
 #ifdef PARASHIFT_HAVE_MPI
 void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iterations,
             CliContext& ctx) {
@@ -203,7 +257,11 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
 void run_run(const RunOptions& opts, CliContext& ctx) {
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
   const int iterations = opts.iterations > 0 ? opts.iterations : scenario.run.iterations;
+  if (opts.backend == "sim" && !opts.profile_path.empty())
+    return run_sim_calibrated(opts, scenario, ctx);
   if (opts.backend == "sim") return run_sim(opts, scenario, iterations, ctx);
+  if (!opts.profile_path.empty())
+    throw core::InputError("--profile: only with --backend sim (it predicts the hw executor)");
 #ifdef PARASHIFT_HAVE_MPI
   run_hw(opts, scenario, iterations, ctx);
 #else
@@ -232,7 +290,12 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->allow_extra_args(false);
   cmd->add_option("--json", opts->json_path, "Also write every iteration's report as JSON to FILE")
       ->type_name("FILE");
-  cmd->add_option("--optimizer", opts->optimizer, "hw: sgd or adam")
+  cmd->add_option("--profile", opts->profile_path,
+                  "sim: predict the hw executor's iteration from a calibration profile "
+                  "(parashift calibrate --scenario ... --out FILE)")
+      ->type_name("CALIB.json")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--optimizer", opts->optimizer, "hw: sgd or adam (and sim --profile)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
   cmd->add_option("--lr", opts->learning_rate, "hw: learning rate")

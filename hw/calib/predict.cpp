@@ -1,0 +1,226 @@
+#include "hw/calib/predict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "hw/calib/executor_kernels.hpp"
+#include "hw/exec/pipeline_schedule.hpp"
+#include "hw/exec/work_split.hpp"
+#include "hw/model/layer.hpp"
+
+namespace parashift::hw {
+
+namespace {
+
+core::TimeNs to_ns(double seconds) {
+  return static_cast<core::TimeNs>(std::llround(seconds * 1e9));
+}
+
+// Compute seconds of one pass of one layer (no collectives).
+struct PassTime {
+  double gemm_s = 0, attention_s = 0, elementwise_s = 0;
+  double total() const { return gemm_s + attention_s + elementwise_s; }
+};
+
+PassTime pass_time(const LayerOps& ops, const LayerShape& shape, const CalibrationProfile& p) {
+  PassTime t;
+  for (const GemmOp& g : ops.gemms) {
+    // The per-head GEMMs (count = heads x sequences) are the attention core.
+    const bool attention = g.count == shape.heads_local() * shape.sequences &&
+                           (g.m == shape.seq_len && (g.n == shape.seq_len || g.k == shape.seq_len));
+    (attention ? t.attention_s : t.gemm_s) += gemm_op_s(p, g) * g.count;
+  }
+  for (const PointwiseOp& op : ops.pointwise) {
+    const double s = op.elements() * kernel_ns_per_element(p, to_string(op.kind)) * 1e-9;
+    const bool softmax =
+        op.kind == PointwiseKind::CausalSoftmax || op.kind == PointwiseKind::CausalSoftmaxBackward;
+    (softmax ? t.attention_s : t.elementwise_s) += s;
+  }
+  t.elementwise_s += ops.stream_bytes / p.memory_Bps;
+  // Kernel costs are CPU time on a core; the rank holds a core cpu_share of the time.
+  const double wall = 1.0 / p.cpu_share;
+  return {t.gemm_s * wall, t.attention_s * wall, t.elementwise_s * wall};
+}
+
+struct StageTimes {
+  std::vector<double> forward_s, backward_s;  // per micro-batch, collectives included
+};
+
+}  // namespace
+
+LayerShape executor_layer_shape(const ExecutorJob& job) {
+  const auto& m = *job.model;
+  return {m.hidden, m.heads, m.ffn_hidden, job.plan->tp, job.seq_len, job.plan->micro_batch};
+}
+
+double all_reduce_s(const CalibrationProfile& p, double bytes, int ranks) {
+  if (ranks <= 1 || bytes <= 0) return 0.0;
+  const double ring = 2.0 * (ranks - 1) / ranks;
+  if (p.all_reduce.empty()) return bytes * ring / p.memory_Bps;  // one-rank profile: a copy
+  auto points = p.all_reduce;
+  std::sort(points.begin(), points.end(),
+            [](const CollectivePoint& a, const CollectivePoint& b) { return a.bytes < b.bytes; });
+  double bus_Bps = points.front().bus_Bps;
+  if (bytes >= points.back().bytes) {
+    bus_Bps = points.back().bus_Bps;
+  } else {
+    for (std::size_t i = 1; i < points.size(); ++i) {
+      if (bytes > points[i].bytes) continue;
+      const auto& a = points[i - 1];
+      const auto& b = points[i];
+      const double f =
+          bytes <= a.bytes ? 0.0 : std::log(bytes / a.bytes) / std::log(b.bytes / a.bytes);
+      bus_Bps = std::exp(std::log(a.bus_Bps) + f * (std::log(b.bus_Bps) - std::log(a.bus_Bps)));
+      break;
+    }
+  }
+  return std::max(points.front().seconds, bytes * ring / bus_Bps);
+}
+
+double gemm_op_s(const CalibrationProfile& p, const GemmOp& op) {
+  const double flops = 2.0 * op.m * op.n * static_cast<double>(op.k);
+  for (const auto& g : p.gemm)
+    if (g.m == op.m && g.n == op.n && g.k == op.k && g.a_transposed == op.a_transposed &&
+        g.b_transposed == op.b_transposed)
+      return flops / g.flops_per_s;
+  const core::DeviceSpec d = device_from_profile(p);
+  const double dim = std::min({op.m, op.n, op.k});
+  return flops / (d.peak_bf16_flops_per_s * dim / (dim + d.efficiency.gemm_half_dim));
+}
+
+std::vector<GemmOp> iteration_gemm_ops(const ExecutorJob& job) {
+  const LayerShape shape = executor_layer_shape(job);
+  const int repeat = even_split(job.model->layers, job.plan->pp)[0] * job.plan->micro_batches();
+  std::vector<GemmOp> out;
+  for (const auto& ops : {layer_forward_ops(shape), layer_backward_ops(shape)})
+    for (GemmOp g : ops.gemms) {
+      g.count *= repeat;
+      out.push_back(g);
+    }
+  return out;
+}
+
+IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationProfile& p) {
+  const core::ParallelPlan& plan = *job.plan;
+  const LayerShape shape = executor_layer_shape(job);
+  const PassTime fwd = pass_time(layer_forward_ops(shape), shape, p);
+  const PassTime bwd = pass_time(layer_backward_ops(shape), shape, p);
+  const LayerOps fops = layer_forward_ops(shape), bops = layer_backward_ops(shape);
+  const double tp_fwd_s = fops.tp_all_reduces * all_reduce_s(p, fops.tp_bytes_each, plan.tp);
+  const double tp_bwd_s = bops.tp_all_reduces * all_reduce_s(p, bops.tp_bytes_each, plan.tp);
+  const double activation_bytes = static_cast<double>(shape.tokens()) * shape.hidden * 4.0;
+  const double wall = 1.0 / p.cpu_share;  // CPU time on a core -> wall time
+  const double elements = static_cast<double>(shape.tokens()) * shape.hidden;
+  const double data_s = elements * kernel_ns_per_element(p, kDataKernel) * 1e-9 * wall;
+  const double loss_s = elements * kernel_ns_per_element(p, kLossKernel) * 1e-9 * wall;
+  // A send on the pipeline: one buffer one way, timed as a 2-rank all-reduce
+  // (ring: two half-buffer steps, the same bytes per rank in two latencies).
+  const double send_s = plan.pp > 1 ? all_reduce_s(p, activation_bytes, 2) : 0.0;
+
+  const int pp = plan.pp, m = plan.micro_batches();
+  const std::vector<int> layers = even_split(job.model->layers, pp);
+  // Replay every stage's schedule: an op starts when its stage is free and its
+  // input has arrived (sends are queued, so the sender does not wait).
+  std::vector<std::vector<PipelineOp>> ops(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s)
+    ops[static_cast<std::size_t>(s)] = stage_schedule(plan.schedule, s, pp, m);
+  std::vector<std::vector<double>> fwd_done(ops.size(), std::vector<double>(m, -1.0)),
+      bwd_done = fwd_done;
+  std::vector<std::size_t> next(ops.size(), 0);
+  std::vector<double> clock(ops.size(), 0.0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int s = 0; s < pp; ++s) {
+      const auto su = static_cast<std::size_t>(s);
+      while (next[su] < ops[su].size()) {
+        const PipelineOp& op = ops[su][next[su]];
+        const auto mb = static_cast<std::size_t>(op.micro_batch);
+        double ready = 0, work = 0;
+        const double n_layers = layers[su];
+        if (op.forward) {
+          if (s > 0 && fwd_done[su - 1][mb] < 0) break;
+          ready = s > 0 ? fwd_done[su - 1][mb] + send_s : 0.0;
+          work = n_layers * (fwd.total() + tp_fwd_s) + (s == 0 ? data_s : 0.0) +
+                 (s == pp - 1 ? data_s + loss_s : 0.0);
+        } else {
+          if (s < pp - 1 && bwd_done[su + 1][mb] < 0) break;
+          ready = s < pp - 1 ? bwd_done[su + 1][mb] + send_s : fwd_done[su][mb];
+          work = n_layers * (bwd.total() + tp_bwd_s);
+        }
+        clock[su] = std::max(clock[su], ready) + work;
+        (op.forward ? fwd_done : bwd_done)[su][mb] = clock[su];
+        ++next[su];
+        progress = true;
+      }
+    }
+  }
+  const double layer_params = static_cast<double>(zero_layer(shape).elements());
+  const double opt_ns =
+      kernel_ns_per_element(p, job.optimizer == OptimizerKind::Adam ? kAdamKernel : kSgdKernel);
+  IterationPrediction out;
+  double finish_s = 0, worst_dp_s = 0, worst_opt_s = 0, worst_pipe_s = 0;
+  for (int s = 0; s < pp; ++s) {
+    const double grad_bytes = layers[static_cast<std::size_t>(s)] * layer_params * 4.0;
+    const double zero_s = grad_bytes / p.memory_Bps * wall;
+    double dp_s = 0;
+    if (plan.dp > 1) {
+      const double bucket = static_cast<double>(job.dp_bucket_bytes);
+      const double full = std::floor(grad_bytes / bucket);
+      dp_s =
+          full * all_reduce_s(p, bucket, plan.dp) +
+          all_reduce_s(p, grad_bytes - full * bucket, plan.dp) +
+          4.0 * grad_bytes / p.memory_Bps * wall;  // into the bucket and back: 2 reads + 2 writes
+    }
+    const double opt_s = layers[static_cast<std::size_t>(s)] * layer_params * opt_ns * 1e-9 * wall;
+    finish_s = std::max(finish_s, zero_s + clock[static_cast<std::size_t>(s)] + dp_s + opt_s);
+    worst_pipe_s = std::max(worst_pipe_s, clock[static_cast<std::size_t>(s)]);
+    worst_dp_s = std::max(worst_dp_s, dp_s);
+    worst_opt_s = std::max(worst_opt_s, opt_s);
+  }
+  // The loss is summed over the job: every rank waits for the last one.
+  finish_s += all_reduce_s(p, sizeof(double), plan.gpus());
+  out.iteration_ns = to_ns(finish_s);
+  out.layer_forward_ns = to_ns(fwd.total());
+  out.layer_backward_ns = to_ns(bwd.total());
+  out.tp_per_layer_ns = to_ns(tp_fwd_s + tp_bwd_s);
+  out.pipeline_ns = to_ns(worst_pipe_s);
+  out.dp_ns = to_ns(worst_dp_s);
+  out.optimizer_ns = to_ns(worst_opt_s);
+  return out;
+}
+
+core::WorkProfile executor_work_profile(const ExecutorJob& job, const CalibrationProfile& p) {
+  const LayerShape shape = executor_layer_shape(job);
+  const LayerOps fops = layer_forward_ops(shape), bops = layer_backward_ops(shape);
+  const PassTime fwd = pass_time(fops, shape, p);
+  const PassTime bwd = pass_time(bops, shape, p);
+  core::WorkProfile w;
+  w.seq_len = job.seq_len;
+  w.layer.forward_ns = to_ns(fwd.total());
+  w.layer.backward_ns = to_ns(bwd.total());
+  w.layer.backward_input_ns = w.layer.backward_ns / 2;  // half the GEMMs are input gradients
+  for (const GemmOp& g : fops.gemms) w.layer.forward_flops += g.flops();
+  const int tp_calls = job.plan->tp > 1 ? fops.tp_all_reduces : 0;
+  w.layer.tp_forward = {core::CollectiveKind::AllReduce, fops.tp_bytes_each, tp_calls};
+  w.layer.tp_backward = {core::CollectiveKind::AllReduce, bops.tp_bytes_each, tp_calls};
+  w.layer.gemm_forward_ns = to_ns(fwd.gemm_s);
+  w.layer.attention_forward_ns = to_ns(fwd.attention_s);
+  w.layer.attention_backward_ns = to_ns(bwd.attention_s);
+  w.layer.elementwise_forward_ns = to_ns(fwd.elementwise_s);
+  const double elements = static_cast<double>(shape.tokens()) * shape.hidden;
+  const double wall = 1.0 / p.cpu_share;
+  w.embedding_forward_ns = to_ns(elements * kernel_ns_per_element(p, kDataKernel) * 1e-9 * wall);
+  w.head_forward_ns = to_ns(
+      elements * (kernel_ns_per_element(p, kDataKernel) + kernel_ns_per_element(p, kLossKernel)) *
+      1e-9 * wall);
+  w.pp_activation_bytes = elements * 4.0;
+  w.params_per_gpu_layer = static_cast<double>(zero_layer(shape).elements());
+  w.grad_bytes_per_param = 4.0;  // fp32 gradients
+  w.optimizer_s_per_param =
+      kernel_ns_per_element(p, job.optimizer == OptimizerKind::Adam ? kAdamKernel : kSgdKernel) *
+      1e-9 * wall;
+  return w;
+}
+
+}  // namespace parashift::hw

@@ -1,0 +1,23 @@
+// The CUDA flavour's collectives: an NCCL communicator behind the executor's
+// Communicator interface. Host spans are staged through a device buffer on
+// the communicator's stream (the executor's layers live on the host today;
+// a device-resident executor would hand device pointers straight through).
+// Groups are split with ncclCommSplit, so tp/pp/dp groups share the parent's
+// NCCL bootstrap. NCCL has no tags: messages between two ranks arrive in the
+// order they were sent, which is the order the executor's schedule posts
+// them; the tag is checked to be non-negative and otherwise unused.
+// Exists only when PARASHIFT_HAVE_CUDA.
+#pragma once
+
+#include <memory>
+
+#include "hw/comm/communicator.hpp"
+
+namespace parashift::hw {
+
+/// Collective over `bootstrap`: rank 0 creates the NCCL id and sends it to the
+/// others through `bootstrap` (MPI in the CPU flavour's launcher); every rank
+/// then joins on CUDA device `device`.
+std::unique_ptr<Communicator> make_nccl_world(Communicator& bootstrap, int device);
+
+}  // namespace parashift::hw

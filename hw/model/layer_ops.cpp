@@ -1,0 +1,83 @@
+#include "hw/model/layer_ops.hpp"
+
+namespace parashift::hw {
+
+const char* to_string(PointwiseKind kind) {
+  switch (kind) {
+    case PointwiseKind::Gelu:
+      return "gelu";
+    case PointwiseKind::GeluBackward:
+      return "gelu_backward";
+    case PointwiseKind::CausalSoftmax:
+      return "causal_softmax";
+    case PointwiseKind::CausalSoftmaxBackward:
+      return "causal_softmax_backward";
+  }
+  return "?";
+}
+
+// Read off layer_forward (layer.cpp), t = tokens, h = hidden, hl = hidden / tp,
+// fl = ffn / tp, d = head_dim, per head and sequence seq x seq attention.
+LayerOps layer_forward_ops(const LayerShape& s) {
+  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+  const int seq = s.seq_len, d = s.head_dim(), heads = s.heads_local() * s.sequences;
+  LayerOps ops;
+  ops.gemms = {
+      {t, 3 * hl, h, false, false, 1},     // qkv = x Wqkv
+      {seq, seq, d, false, true, heads},   // scores = q k^T
+      {seq, d, seq, false, false, heads},  // ctx = P v
+      {t, h, hl, false, false, 1},         // attn = ctx Wo
+      {t, fl, h, false, false, 1},         // u = x1 W1
+      {t, h, fl, false, false, 1},         // mlp = act W2
+  };
+  ops.pointwise = {{PointwiseKind::CausalSoftmax, seq, seq, heads},
+                   {PointwiseKind::Gelu, t, fl, 1}};
+  // Stash copy of x, x1 = x + attn, out = x1 + mlp: 1 + 3 + 3 passes over t x h.
+  ops.stream_bytes = 7.0 * t * h * sizeof(float);
+  ops.tp_all_reduces = s.tp > 1 ? 2 : 0;
+  ops.tp_bytes_each = static_cast<double>(t) * h * sizeof(float);
+  return ops;
+}
+
+// Read off layer_backward: two GEMMs per weight (its gradient and the input
+// gradient) and four per head (dP, dV, dQ, dK).
+LayerOps layer_backward_ops(const LayerShape& s) {
+  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+  const int seq = s.seq_len, d = s.head_dim(), heads = s.heads_local() * s.sequences;
+  LayerOps ops;
+  ops.gemms = {
+      {fl, h, t, true, false, 1},          // dW2 += act^T dy
+      {t, fl, h, false, true, 1},          // dact = dy W2^T
+      {h, fl, t, true, false, 1},          // dW1 += x1^T du
+      {t, h, fl, false, true, 1},          // dx1_mlp = du W1^T
+      {hl, h, t, true, false, 1},          // dWo += ctx^T dx1
+      {t, hl, h, false, true, 1},          // dctx = dx1 Wo^T
+      {seq, seq, d, false, true, heads},   // dP = dctx v^T
+      {seq, d, seq, true, false, heads},   // dV = P^T dctx
+      {seq, d, seq, false, false, heads},  // dQ = dS k
+      {seq, d, seq, true, false, heads},   // dK = dS^T q
+      {h, 3 * hl, t, true, false, 1},      // dWqkv += x^T dqkv
+      {t, h, 3 * hl, false, true, 1},      // dx_attn = dqkv Wqkv^T
+  };
+  ops.pointwise = {{PointwiseKind::GeluBackward, t, fl, 1},
+                   {PointwiseKind::CausalSoftmaxBackward, seq, seq, heads}};
+  // dx1 = dy + dx1_mlp and dx1 + dx_attn: 2 x 3 passes over t x h.
+  ops.stream_bytes = 6.0 * t * h * sizeof(float);
+  ops.tp_all_reduces = s.tp > 1 ? 2 : 0;
+  ops.tp_bytes_each = static_cast<double>(t) * h * sizeof(float);
+  return ops;
+}
+
+std::vector<GemmOp> distinct_gemms(const LayerShape& shape) {
+  std::vector<GemmOp> out;
+  for (const auto& ops : {layer_forward_ops(shape), layer_backward_ops(shape)})
+    for (GemmOp g : ops.gemms) {
+      g.count = 1;
+      bool seen = false;
+      for (const auto& o : out) seen = seen || o.same_kernel(g);
+      if (!seen) out.push_back(g);
+    }
+  return out;
+}
+
+}  // namespace parashift::hw

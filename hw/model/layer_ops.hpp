@@ -1,0 +1,52 @@
+// The executor's exact work for one layer, one micro-batch, on one rank, as a
+// list of kernels (layer.cpp runs exactly these): GEMMs by shape and operand
+// transposition, element-wise kernels by element count, streaming copies and
+// adds by bytes, and the tensor-parallel all-reduces. Calibration measures
+// each kernel; the predictor (hw/calib/predict.hpp) adds them up.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hw/model/layer.hpp"
+
+namespace parashift::hw {
+
+/// C (m x n) = op(A) (m x k) * op(B) (k x n), row-major fp32, `count` times.
+struct GemmOp {
+  int m = 0, n = 0, k = 0;
+  bool a_transposed = false, b_transposed = false;
+  int count = 1;
+  double flops() const { return 2.0 * m * n * static_cast<double>(k) * count; }
+  bool same_kernel(const GemmOp& o) const {
+    return m == o.m && n == o.n && k == o.k && a_transposed == o.a_transposed &&
+           b_transposed == o.b_transposed;
+  }
+};
+
+/// The element-wise kernels of pointwise.hpp.
+enum class PointwiseKind { Gelu, GeluBackward, CausalSoftmax, CausalSoftmaxBackward };
+const char* to_string(PointwiseKind kind);
+
+struct PointwiseOp {
+  PointwiseKind kind = PointwiseKind::Gelu;
+  int rows = 0, cols = 0;  // one call's matrix
+  int count = 1;
+  double elements() const { return static_cast<double>(rows) * cols * count; }
+};
+
+struct LayerOps {
+  std::vector<GemmOp> gemms;
+  std::vector<PointwiseOp> pointwise;
+  double stream_bytes = 0;  // residual adds, copies, stash (read + write)
+  int tp_all_reduces = 0;   // each of tokens x hidden fp32 (0 when tp = 1)
+  double tp_bytes_each = 0;
+};
+
+LayerOps layer_forward_ops(const LayerShape& shape);
+LayerOps layer_backward_ops(const LayerShape& shape);
+
+/// The distinct GEMM kernels of a layer's forward and backward (calibration's list).
+std::vector<GemmOp> distinct_gemms(const LayerShape& shape);
+
+}  // namespace parashift::hw

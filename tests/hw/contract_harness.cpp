@@ -1,0 +1,133 @@
+#include "contract_harness.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <functional>
+#include <thread>
+
+#include "core/rank_layout.hpp"
+#include "hw/comm/thread_communicator.hpp"
+
+namespace parashift::test {
+
+namespace {
+
+constexpr int kSeqLen = 16;
+
+core::ModelSpec contract_model(int layers) {
+  core::ModelSpec m;
+  m.name = "contract-tiny";
+  m.layers = layers;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 256;
+  m.vocab = 16;
+  return m;
+}
+
+// The executor runs neither recompute nor optimizer sharding.
+core::ParallelPlan executor_plan(core::ParallelPlan plan) {
+  plan.recompute = core::Recompute::None;
+  plan.optimizer_sharding = core::OptimizerSharding::None;
+  plan.micro_batch = 1;
+  return plan;
+}
+
+// Runs `work(r)` for every rank on its own thread; rethrows the first failure.
+void on_every_rank(int ranks, const std::function<void(int)>& work) {
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
+  {
+    std::vector<std::jthread> threads;
+    for (int r = 0; r < ranks; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          work(r);
+        } catch (...) {
+          errors[static_cast<std::size_t>(r)] = std::current_exception();
+        }
+      });
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
+ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
+                                     const core::ParallelPlan& plan)
+    : comms_(hw::make_thread_group(plan.gpus())), ranks_(comms_.size()) {
+  hw::HwOptions options;
+  options.compute_clock = hw::ComputeClock::ThreadCpu;
+  options.optimizer.kind = hw::OptimizerKind::Sgd;
+  on_every_rank(plan.gpus(), [&](int r) {
+    ranks_[static_cast<std::size_t>(r)] = std::make_unique<hw::HwBackend>(
+        model, seq_len, 1, plan, options, *comms_[static_cast<std::size_t>(r)]);
+  });
+}
+
+core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
+  std::vector<core::StepReport> reports(ranks_.size());
+  on_every_rank(static_cast<int>(ranks_.size()), [&](int r) {
+    reports[static_cast<std::size_t>(r)] = ranks_[static_cast<std::size_t>(r)]->step(plan);
+  });
+  // Every rank built the same report; rank 0's layout is everyone's.
+  const core::RankLayout layout(plan);
+  const auto& layers = ranks_[0]->layers_per_stage();
+  const auto& micro = ranks_[0]->micro_batches_per_replica();
+  std::vector<double> per_layer;
+  for (int r = 0; r < layout.ranks(); ++r) {
+    const auto c = layout.coord(r);
+    per_layer.push_back(
+        static_cast<double>(reports[0].rank_compute_ns[static_cast<std::size_t>(r)]) /
+        (micro[static_cast<std::size_t>(c.dp)] * layers[static_cast<std::size_t>(c.pp)]));
+  }
+  per_layer_ns_.push_back(std::move(per_layer));
+  return reports[0];
+}
+
+void ThreadedHwBackend::apply(const core::Directive& directive) {
+  on_every_rank(static_cast<int>(ranks_.size()),
+                [&](int r) { ranks_[static_cast<std::size_t>(r)]->apply(directive); });
+}
+
+HwHarness::HwHarness(const ContractCase& c)
+    : case_(c),
+      plan_(executor_plan(c.plan)),
+      backend_(contract_model(c.layers), kSeqLen, plan_),
+      slowdown_(static_cast<std::size_t>(plan_.gpus()), 1.0) {}
+
+void HwHarness::slow_down(int rank, double factor) {
+  slowdown_[static_cast<std::size_t>(rank)] = factor;
+  backend_.rank(rank).set_compute_slowdown(factor);
+}
+
+core::JobModel HwHarness::job(std::int64_t total_iterations) const {
+  // The case states the parameters a layer holds, from which the controller
+  // prices moving it; the tiny executor layers move their real buffers.
+  ContractCase c = case_;
+  c.plan = plan_;
+  return contract_job(c, total_iterations);
+}
+
+core::TimeNs HwHarness::layer_ns() const {
+  std::vector<double> samples;
+  for (const auto& step : backend_.per_layer_ns())
+    for (std::size_t r = 0; r < step.size(); ++r)
+      if (slowdown_[r] == 1.0) samples.push_back(step[r]);
+  if (samples.empty()) return 0;
+  std::nth_element(samples.begin(),
+                   samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),
+                   samples.end());
+  return static_cast<core::TimeNs>(samples[samples.size() / 2]);
+}
+
+std::vector<int> HwHarness::layers_per_virtual_stage() const {
+  return backend_.rank(0).layers_per_stage();
+}
+
+std::vector<int> HwHarness::micro_batches() const {
+  return backend_.rank(0).micro_batches_per_replica();
+}
+
+}  // namespace parashift::test
