@@ -263,13 +263,10 @@ FaultConfig read_fault_config(YamlFields& f) {
   if (f.has("events")) {
     const YAML::Node events = f.child("events");
     if (!events.IsSequence()) f.fail("events", "expected a list of events");
-    const std::string base = f.where("events");
     std::size_t i = 0;
-    for (const auto& item : events) {
-      const std::string path = base.substr(base.rfind(' ') + 1) + "[" + std::to_string(i) + "]";
-      const std::string file = base.substr(0, base.find(':'));
-      YamlFields ef(item, path, file);
-      c.events.push_back(read_event(ef, yaml_location(file, item) + path));
+    for (const auto& element : events) {
+      YamlFields ef = f.item("events", element, i);
+      c.events.push_back(read_event(ef, f.where_item("events", element, i)));
       ++i;
     }
   } else {

@@ -155,6 +155,18 @@ YamlFields YamlFields::map(const std::string& key) {
   return YamlFields(value, field(key), file_, overridden_);
 }
 
+YamlFields YamlFields::item(const std::string& key, const YAML::Node& element,
+                            std::size_t index) const {
+  return YamlFields(element, field(key) + "[" + std::to_string(index) + "]", file_, overridden_);
+}
+
+std::string YamlFields::where_item(const std::string& key, const YAML::Node& element,
+                                   std::size_t index) const {
+  const std::string path = field(key) + "[" + std::to_string(index) + "]";
+  if (is_overridden(key)) return file_ + ": " + path + " (set on the command line)";
+  return yaml_location(file_, element) + path;
+}
+
 void YamlFields::reject_unknown(const std::vector<std::string>& also_allowed) const {
   for (const auto& entry : map_) {
     const std::string key = entry.first.as<std::string>();

@@ -36,6 +36,12 @@ class YamlFields {
   /// Nested map reader for `key`; throws unless it is a map.
   YamlFields map(const std::string& key);
 
+  /// Reader for element `index` (a map) of the list under `key`, with path
+  /// "key[index]", and where that element is for messages.
+  YamlFields item(const std::string& key, const YAML::Node& element, std::size_t index) const;
+  std::string where_item(const std::string& key, const YAML::Node& element,
+                         std::size_t index) const;
+
   /// Every key not read so far is an unknown field: throws naming it and the
   /// expected ones. Call after reading all fields of this map.
   void reject_unknown(const std::vector<std::string>& also_allowed = {}) const;
