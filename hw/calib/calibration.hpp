@@ -42,7 +42,8 @@ struct CalibrationProfile {
   double memory_Bps = 0;                    // streaming copy, per rank
   std::vector<KernelPoint> kernels;         // empty unless calibrated for a scenario
   /// Share of a core each rank got while calibrating the executor's kernels
-  /// (measure_cpu_share); the executor's kernels run 1 / cpu_share slower in wall time.
+  /// (set by measure_executor_kernels); the executor's kernels run 1 / cpu_share
+  /// slower in wall time.
   double cpu_share = 1.0;
 };
 

@@ -1,6 +1,10 @@
 #include "hw/calib/executor_kernels.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "core/input_error.hpp"
 #include "hw/calib/kernel_timer.hpp"
@@ -37,6 +41,11 @@ void set_gemm(CalibrationProfile& p, const GemmPoint& g) {
   p.gemm.push_back(g);
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 Matrix ramp(int rows, int cols) {
   Matrix m(rows, cols);
   for (int i = 0; i < rows; ++i)
@@ -46,52 +55,123 @@ Matrix ramp(int rows, int cols) {
 
 }  // namespace
 
+// Every kernel once per pass: each kernel's samples are spread over all the
+// passes, as an iteration's kernels are spread over the iteration, so a change
+// of the machine's speed while calibrating (another guest on the host, the
+// clock) moves every kernel alike instead of whichever kernel it fell on.
+struct ExecutorKernelBench::Impl {
+  struct Bench {
+    std::string name;  // empty for a GEMM
+    GemmOp op;
+    double elements = 0;
+    std::function<void()> run;
+    std::vector<double> seconds;
+  };
+  struct OptimizerBench {
+    OptimizerConfig config;
+    LayerTensors w, g;
+    OptimizerState state;
+    long long step = 0;
+  };
+  LayerShape shape;
+  std::vector<Bench> benches;
+  std::vector<std::unique_ptr<ExecutorGemm>> gemms;
+  std::vector<std::unique_ptr<OptimizerBench>> optimizers;
+  Matrix u, act, scores0, scores, ds, x, target;
+  LossTerm loss;
+  double cpu_s = 0, wall_s = 0;
+  bool warm = false;
+
+  explicit Impl(const LayerShape& layer) : shape(layer) {
+    for (const GemmOp& op : distinct_gemms(shape)) {
+      gemms.push_back(std::make_unique<ExecutorGemm>(op));
+      ExecutorGemm* g = gemms.back().get();
+      benches.push_back({"", op, 0, [g] { g->run(); }, {}});
+    }
+    auto add = [&](const std::string& name, double elements, std::function<void()> run) {
+      benches.push_back({name, GemmOp{}, elements, std::move(run), {}});
+    };
+    const int t = shape.tokens(), fl = shape.ffn_local(), seq = shape.seq_len;
+    u = ramp(t, fl);
+    add(to_string(PointwiseKind::Gelu), static_cast<double>(u.size()), [this] { act = gelu(u); });
+    add(to_string(PointwiseKind::GeluBackward), static_cast<double>(u.size()),
+        [this] { act = gelu_backward(u, u); });
+    scores0 = ramp(seq, seq);
+    scores = scores0;
+    // The copy restores the input; it costs one pass, as the executor's GEMM output write does not.
+    add(to_string(PointwiseKind::CausalSoftmax), static_cast<double>(scores.size()), [this] {
+      scores = scores0;
+      causal_softmax(scores);
+    });
+    add(to_string(PointwiseKind::CausalSoftmaxBackward), static_cast<double>(scores.size()),
+        [this] { ds = causal_softmax_backward(scores, scores0, 0.125f); });
+    x = micro_batch_input(shape, 1, 0);
+    target = micro_batch_target(shape, 1, 0);
+    add(kDataKernel, static_cast<double>(t) * shape.hidden,
+        [this] { x = micro_batch_input(shape, 1, 0); });
+    add(kLossKernel, static_cast<double>(x.size()),
+        [this] { loss = squared_error_loss(x, target, 1); });
+    for (const OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::Sgd}) {
+      OptimizerConfig config;
+      config.kind = kind;
+      optimizers.push_back(std::make_unique<OptimizerBench>(
+          OptimizerBench{config, zero_layer(shape), zero_layer(shape), zero_state(config, shape)}));
+      OptimizerBench* o = optimizers.back().get();
+      add(kind == OptimizerKind::Adam ? kAdamKernel : kSgdKernel,
+          static_cast<double>(o->w.elements()),
+          [o] { optimizer_update(o->config, ++o->step, o->w, o->g, o->state); });
+    }
+  }
+
+  void pass(Communicator& world, bool record) {
+    world.barrier();  // the ranks run the same kernels at once, as training loads them
+    const double wall0 = clock_s(KernelClock::Wall), cpu0 = clock_s(KernelClock::ThreadCpu);
+    for (Bench& b : benches) {
+      const double start = clock_s(KernelClock::ThreadCpu);
+      b.run();
+      const double s = clock_s(KernelClock::ThreadCpu) - start;
+      if (record) b.seconds.push_back(s);
+    }
+    // A rank waiting in the barrier polls, so its CPU time runs on unless
+    // other work takes the core: the share of a core is CPU over wall time.
+    world.barrier();
+    if (record) {
+      cpu_s += clock_s(KernelClock::ThreadCpu) - cpu0;
+      wall_s += clock_s(KernelClock::Wall) - wall0;
+    }
+  }
+};
+
+ExecutorKernelBench::ExecutorKernelBench(const LayerShape& shape)
+    : impl_(std::make_unique<Impl>(shape)) {}
+ExecutorKernelBench::~ExecutorKernelBench() = default;
+
+void ExecutorKernelBench::run_passes(Communicator& world, int passes) {
+  if (!impl_->warm) {
+    impl_->pass(world, false);  // warms caches and allocations
+    impl_->warm = true;
+  }
+  for (int i = 0; i < passes; ++i) impl_->pass(world, true);
+}
+
+void ExecutorKernelBench::write(Communicator& world, CalibrationProfile& p) const {
+  double share = impl_->wall_s > 0 ? -std::min(1.0, impl_->cpu_s / impl_->wall_s) : -1.0;
+  world.all_reduce_max(std::span<double>(&share, 1));  // max of -share: the smallest share
+  p.cpu_share = -share;
+  for (const Impl::Bench& b : impl_->benches) {
+    const double s = slowest(world, b.seconds.empty() ? 0.0 : median_of(b.seconds));
+    if (b.name.empty())
+      set_gemm(p, {b.op.m, b.op.n, b.op.k, b.op.flops() / s, b.op.a_transposed, b.op.b_transposed});
+    else
+      set_kernel(p, b.name, s * 1e9 / b.elements);
+  }
+}
+
 void measure_executor_kernels(Communicator& world, const LayerShape& shape, int repeats,
                               CalibrationProfile& p) {
-  for (const GemmOp& op : distinct_gemms(shape)) {
-    world.barrier();
-    const double s =
-        slowest(world, time_executor_gemm(op, repeats, KernelClock::ThreadCpu).median_s);
-    set_gemm(p, {op.m, op.n, op.k, op.flops() / s, op.a_transposed, op.b_transposed});
-  }
-  auto record = [&](const std::string& name, double elements, auto&& kernel) {
-    world.barrier();
-    const double s = slowest(world, time_kernel(repeats, kernel, KernelClock::ThreadCpu).median_s);
-    set_kernel(p, name, s * 1e9 / elements);
-  };
-  const int t = shape.tokens(), fl = shape.ffn_local(), seq = shape.seq_len;
-  const Matrix u = ramp(t, fl);
-  Matrix act;
-  record(to_string(PointwiseKind::Gelu), static_cast<double>(u.size()), [&] { act = gelu(u); });
-  record(to_string(PointwiseKind::GeluBackward), static_cast<double>(u.size()),
-         [&] { act = gelu_backward(u, u); });
-  const Matrix scores0 = ramp(seq, seq);
-  Matrix scores = scores0;
-  // The copy restores the input; it costs one pass, as the executor's GEMM output write does not.
-  record(to_string(PointwiseKind::CausalSoftmax), static_cast<double>(scores.size()), [&] {
-    scores = scores0;
-    causal_softmax(scores);
-  });
-  Matrix ds;
-  record(to_string(PointwiseKind::CausalSoftmaxBackward), static_cast<double>(scores.size()),
-         [&] { ds = causal_softmax_backward(scores, scores0, 0.125f); });
-  Matrix x, target;
-  record(kDataKernel, static_cast<double>(t) * shape.hidden,
-         [&] { x = micro_batch_input(shape, 1, 0); });
-  target = micro_batch_target(shape, 1, 0);
-  LossTerm loss;
-  record(kLossKernel, static_cast<double>(x.size()),
-         [&] { loss = squared_error_loss(x, target, 1); });
-  for (const OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::Sgd}) {
-    OptimizerConfig config;
-    config.kind = kind;
-    LayerTensors w = zero_layer(shape), g = zero_layer(shape);
-    OptimizerState state = zero_state(config, shape);
-    long long step = 0;
-    record(kind == OptimizerKind::Adam ? kAdamKernel : kSgdKernel,
-           static_cast<double>(w.elements()),
-           [&] { optimizer_update(config, ++step, w, g, state); });
-  }
+  ExecutorKernelBench bench(shape);
+  bench.run_passes(world, std::max(1, repeats));
+  bench.write(world, p);
 }
 
 double measure_cpu_share(Communicator& world, const LayerShape& shape, double window_s) {

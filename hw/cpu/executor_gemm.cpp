@@ -14,25 +14,29 @@ Matrix operand(int rows, int cols) {
 
 }  // namespace
 
+ExecutorGemm::ExecutorGemm(const GemmOp& op)
+    : op_(op),
+      a_(op.a_transposed ? operand(op.k, op.m) : operand(op.m, op.k)),
+      b_(op.b_transposed ? operand(op.n, op.k) : operand(op.k, op.n)),
+      c_(op.m, op.n) {}
+
+void ExecutorGemm::run() {
+  if (op_.a_transposed && op_.b_transposed)
+    c_.noalias() = a_.transpose() * b_.transpose();
+  else if (op_.a_transposed)
+    c_.noalias() = a_.transpose() * b_;
+  else if (op_.b_transposed)
+    c_.noalias() = a_ * b_.transpose();
+  else
+    c_.noalias() = a_ * b_;
+  sink_ += c_(0, 0);
+}
+
 KernelTime time_executor_gemm(const GemmOp& op, int repeats, KernelClock clock) {
-  // Stored as the executor stores them: op(A) = A^T means A is k x m.
-  const Matrix a = op.a_transposed ? operand(op.k, op.m) : operand(op.m, op.k);
-  const Matrix b = op.b_transposed ? operand(op.n, op.k) : operand(op.k, op.n);
-  Matrix c(op.m, op.n);
-  float sink = 0;
-  const auto run = [&] {
-    if (op.a_transposed && op.b_transposed)
-      c.noalias() = a.transpose() * b.transpose();
-    else if (op.a_transposed)
-      c.noalias() = a.transpose() * b;
-    else if (op.b_transposed)
-      c.noalias() = a * b.transpose();
-    else
-      c.noalias() = a * b;
-    sink += c(0, 0);
-  };
-  KernelTime t = time_kernel(repeats, run, clock);
-  if (sink < 0) t.best_s = t.median_s;  // keeps the products observable
+  ExecutorGemm gemm(op);
+  KernelTime t = time_kernel(
+      repeats, [&] { gemm.run(); }, clock);
+  if (gemm.sink() < 0) t.best_s = t.median_s;  // keeps the products observable
   return t;
 }
 

@@ -115,9 +115,9 @@ void run_calibrate(const CalibrateOptions& opts, CliContext& ctx) {
     job.model = &scenario.model;
     job.plan = &scenario.plan;
     job.seq_len = scenario.training.seq_len;
-    hw::measure_executor_kernels(*world, hw::executor_layer_shape(job), opts.quick ? 3 : 9,
+    // Also sets the share of a core the ranks got over those passes.
+    hw::measure_executor_kernels(*world, hw::executor_layer_shape(job), opts.quick ? 10 : 40,
                                  profile);
-    profile.cpu_share = hw::measure_cpu_share(*world, hw::executor_layer_shape(job), 0.3);
   }
   if (world->rank() != 0) return;
   ctx.out << "GEMM (fp32, Eigen, slowest of " << profile.ranks << " rank(s) running at once)\n";
