@@ -86,13 +86,7 @@ TEST_CASE("max-min sharing: two data-parallel rings on one cable take twice as l
   t.add_cable(s0, s1, 10e9, 0);
   t.validate("two-hosts");
 
-  core::ModelSpec m;
-  m.layers = 2;
-  m.hidden = 1024;
-  m.heads = 8;
-  m.kv_heads = 8;
-  m.ffn_hidden = 4096;
-  m.vocab = 1000;
+  const core::ModelSpec m = test::synthetic_model(2);
   core::ParallelPlan plan;
   plan.tp = 2;  // replica 0 on GPUs {0,1}, replica 1 on {2,3}
   plan.dp = 2;

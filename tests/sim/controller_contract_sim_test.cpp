@@ -16,14 +16,7 @@ namespace parashift::test {
 class SimHarness {
  public:
   explicit SimHarness(const ContractCase& c) : case_(c) {
-    core::ModelSpec& m = scenario_.model;
-    m.name = "contract";
-    m.layers = c.layers;
-    m.hidden = 1024;
-    m.heads = 8;
-    m.kv_heads = 8;
-    m.ffn_hidden = 4096;
-    m.vocab = 1000;
+    scenario_.model = synthetic_model(c.layers);
     scenario_.name = "contract";
     scenario_.device = core::device_preset("h100-sxm-80gb");
     scenario_.topology = star(c.plan.gpus(), 100e9, 1'000);

@@ -8,15 +8,7 @@ using namespace parashift;
 namespace {
 
 core::ModelSpec model_with_layers(int layers) {
-  core::ModelSpec m;
-  m.name = "synthetic";
-  m.layers = layers;
-  m.hidden = 1024;
-  m.heads = 8;
-  m.kv_heads = 8;
-  m.ffn_hidden = 4096;
-  m.vocab = 1000;
-  return m;
+  return test::synthetic_model(layers);
 }
 
 // Compute only: 0.5 ms forward and 1 ms backward per layer, no communication,

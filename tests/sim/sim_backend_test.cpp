@@ -10,12 +10,7 @@ namespace {
 core::Scenario two_stage_scenario() {
   core::Scenario s;
   s.name = "two-stage";
-  s.model.layers = 8;
-  s.model.hidden = 1024;
-  s.model.heads = 8;
-  s.model.kv_heads = 8;
-  s.model.ffn_hidden = 4096;
-  s.model.vocab = 1000;
+  s.model = test::synthetic_model(8);
   s.device = core::device_preset("h100-sxm-80gb");
   s.topology = test::star(2, 100e9, 1'000);
   s.training.global_batch = 4;

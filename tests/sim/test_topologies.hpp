@@ -1,6 +1,7 @@
 // Small hand-built topologies whose numbers tests can derive by hand.
 #pragma once
 
+#include "core/model_spec.hpp"
 #include "topologies/topology.hpp"
 
 namespace parashift::test {
@@ -16,6 +17,20 @@ inline topo::Topology star(int gpus, double bandwidth_Bps, std::int64_t latency_
   }
   t.validate("star");
   return t;
+}
+
+/// A small transformer whose shape only matters for memory figures: tests
+/// that use it give the simulator an arithmetic work profile.
+inline core::ModelSpec synthetic_model(int layers) {
+  core::ModelSpec m;
+  m.name = "synthetic";
+  m.layers = layers;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.kv_heads = 8;
+  m.ffn_hidden = 4096;
+  m.vocab = 1000;
+  return m;
 }
 
 }  // namespace parashift::test
