@@ -9,6 +9,7 @@
 #include "core/input_error.hpp"
 #include "hw/calib/kernel_timer.hpp"
 #include "hw/cpu/executor_gemm.hpp"
+#include "hw/cpu/host_allocator.hpp"
 #include "hw/model/layer_ops.hpp"
 #include "hw/model/pointwise.hpp"
 #include "hw/model/synthetic_data.hpp"
@@ -81,25 +82,8 @@ struct ExecutorKernelBench::Impl {
   LossTerm loss;
   double cpu_s = 0, wall_s = 0;
   bool warm = false;
-  std::vector<float> evict;  // larger than the last-level cache
-
-  // In training a kernel's operands were last touched a whole layer earlier
-  // (weights, optimizer state, stashed activations: tens of MB), so they come
-  // from DRAM or the shared L3, not from this core's L2. Streaming through a
-  // buffer larger than the caches before each timed kernel gives it the same
-  // cold start, instead of the warm operands of back-to-back repeats.
-  void evict_caches() {
-    if (evict.empty()) evict.assign(std::size_t{64} << 20 >> 2, 1.0f);  // 64 MiB
-    float sum = 0;
-    for (std::size_t i = 0; i < evict.size(); i += 16) {
-      evict[i] += 1.0f;
-      sum += evict[i];
-    }
-    sink = sink + sum;
-  }
-  volatile float sink = 0;
-
   explicit Impl(const LayerShape& layer) : shape(layer) {
+    keep_freed_host_memory();  // as the executor runs
     for (const GemmOp& op : distinct_gemms(shape)) {
       gemms.push_back(std::make_unique<ExecutorGemm>(op));
       ExecutorGemm* g = gemms.back().get();
@@ -144,7 +128,6 @@ struct ExecutorKernelBench::Impl {
     world.barrier();  // the ranks run the same kernels at once, as training loads them
     const double wall0 = clock_s(KernelClock::Wall), cpu0 = clock_s(KernelClock::ThreadCpu);
     for (Bench& b : benches) {
-      evict_caches();
       const double start = clock_s(KernelClock::ThreadCpu);
       b.run();
       const double s = clock_s(KernelClock::ThreadCpu) - start;
@@ -170,6 +153,12 @@ void ExecutorKernelBench::run_passes(Communicator& world, int passes) {
     impl_->warm = true;
   }
   for (int i = 0; i < passes; ++i) impl_->pass(world, true);
+}
+
+void ExecutorKernelBench::clear() {
+  for (Impl::Bench& b : impl_->benches) b.seconds.clear();
+  impl_->cpu_s = 0;
+  impl_->wall_s = 0;
 }
 
 void ExecutorKernelBench::write(Communicator& world, CalibrationProfile& p) const {

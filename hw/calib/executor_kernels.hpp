@@ -39,6 +39,8 @@ class ExecutorKernelBench {
   /// Each kernel's median over all the passes so far (slowest rank) into
   /// `profile`, and its cpu_share over those passes (smallest rank).
   void write(Communicator& world, CalibrationProfile& profile) const;
+  /// Forgets the passes so far (the next write() covers only later ones).
+  void clear();
 
  private:
   struct Impl;

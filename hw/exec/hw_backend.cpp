@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/input_error.hpp"
+#include "hw/cpu/host_allocator.hpp"
 #include "hw/exec/pipeline_schedule.hpp"
 #include "hw/exec/work_split.hpp"
 #include "hw/model/synthetic_data.hpp"
@@ -89,6 +90,7 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
       options_(std::move(options)),
       world_(world),
       store_(options_.shm_root, options_.job, world.rank() / ranks_per_node()) {
+  keep_freed_host_memory();  // iterations reuse their buffers instead of faulting them in
   if (world.size() != plan.gpus())
     throw core::InputError("plan: tp*pp*dp*cp=" + std::to_string(plan.gpus()) +
                            " ranks, but the job has " + std::to_string(world.size()) +
