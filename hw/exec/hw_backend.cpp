@@ -61,6 +61,28 @@ void check_supported(const core::ParallelPlan& plan) {
            core::to_string(plan.schedule));
 }
 
+// Holds a compute slot, when the job has them, while in scope; yield() lets
+// it go around a collective inside a compute segment.
+class SlotGuard {
+ public:
+  explicit SlotGuard(ComputeSlots* slots) : slots_(slots) { take(); }
+  ~SlotGuard() { give(); }
+  SlotGuard(const SlotGuard&) = delete;
+  SlotGuard& operator=(const SlotGuard&) = delete;
+  void give() {
+    if (slots_ != nullptr && held_) slots_->release();
+    held_ = false;
+  }
+  void take() {
+    if (slots_ != nullptr && !held_) slots_->acquire();
+    held_ = true;
+  }
+
+ private:
+  ComputeSlots* slots_;
+  bool held_ = false;
+};
+
 // Tags on the pipeline group: activations 2*mb, their gradients 2*mb + 1.
 int forward_tag(int micro_batch) {
   return 2 * micro_batch;
@@ -161,6 +183,7 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   run_pipeline(counters);
   all_reduce_gradients(counters);
   {
+    SlotGuard held(options_.compute_slots);
     const core::TimeNs t0 = compute_now_ns();
     for (auto& [index, slot] : layers_)
       optimizer_update(options_.optimizer, iteration_ + 1, slot.weights, slot.grads, slot.state);
@@ -187,12 +210,15 @@ void HwBackend::run_pipeline(Counters& c) {
   const double activation_bytes = static_cast<double>(shape_.tokens()) * shape_.hidden * 4.0;
 
   core::TimeNs tp_compute_clock_ns = 0;  // tp all-reduces on the compute clock
+  SlotGuard* held = nullptr;             // the compute segment's slot, given up around a tp all-reduce
   const TpReduce tp_reduce = [&](Matrix& m) {
     if (plan_.tp == 1) return;
     const core::TimeNs t0 = compute_now_ns();
     {
       ScopedTimer timer(c.tp_ns);
+      held->give();
       groups_.tp->all_reduce_sum(span_of(m));
+      held->take();
     }
     tp_compute_clock_ns += compute_now_ns() - t0;
     c.tp_bytes += static_cast<double>(m.size()) * 4.0;
@@ -211,6 +237,8 @@ void HwBackend::run_pipeline(Counters& c) {
         ScopedTimer timer(c.pp_ns);
         pp.recv(span_of(x), stage - 1, forward_tag(op.micro_batch));
       }
+      SlotGuard slot_held(options_.compute_slots);
+      held = &slot_held;
       const core::TimeNs tp_before = tp_compute_clock_ns;
       const core::TimeNs t0 = compute_now_ns();
       stash[mb].resize(layers_.size());
@@ -228,6 +256,7 @@ void HwBackend::run_pipeline(Counters& c) {
       }
       stretch(compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before));
       c.compute_ns += compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
+      slot_held.give();
       if (!last) {
         ScopedTimer timer(c.pp_ns);
         pp.send(span_of(x), stage + 1, forward_tag(op.micro_batch));
@@ -241,6 +270,8 @@ void HwBackend::run_pipeline(Counters& c) {
         ScopedTimer timer(c.pp_ns);
         pp.recv(span_of(dy), stage + 1, backward_tag(op.micro_batch));
       }
+      SlotGuard slot_held(options_.compute_slots);
+      held = &slot_held;
       const core::TimeNs tp_before = tp_compute_clock_ns;
       const core::TimeNs t0 = compute_now_ns();
       std::size_t i = layers_.size();
@@ -253,6 +284,7 @@ void HwBackend::run_pipeline(Counters& c) {
       stash[mb].clear();
       stretch(compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before));
       c.compute_ns += compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
+      slot_held.give();
       if (!first) {
         ScopedTimer timer(c.pp_ns);
         pp.send(span_of(dy), stage - 1, backward_tag(op.micro_batch));

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <semaphore>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,17 @@ class ByteReader;
 /// only their own work; waits in collectives are not compute either way).
 enum class ComputeClock { Wall, ThreadCpu };
 
+/// Slots for ranks that share a machine's cores (threads of one process in
+/// tests): a rank holds one for each compute segment (a micro-batch's layers,
+/// the optimizer step; released around collectives inside them), so at most
+/// as many ranks compute at once as there are slots. With one slot per core no
+/// rank's compute is time-sliced against another's, and its measured time is
+/// its own work, as on a device of its own.
+using ComputeSlots = std::counting_semaphore<1024>;
+
 struct HwOptions {
   ComputeClock compute_clock = ComputeClock::Wall;
+  ComputeSlots* compute_slots = nullptr;  // not owned; none: ranks compute whenever they can
   OptimizerConfig optimizer;
   std::size_t dp_bucket_bytes = std::size_t{1} << 20;
   std::filesystem::path shm_root = "/dev/shm";

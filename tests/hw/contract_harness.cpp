@@ -5,6 +5,9 @@
 #include <functional>
 #include <thread>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include "core/rank_layout.hpp"
 #include "hw/comm/thread_communicator.hpp"
 
@@ -21,7 +24,7 @@ core::ModelSpec contract_model(int layers) {
   m.hidden = 64;
   m.heads = 4;
   m.kv_heads = 4;
-  m.ffn_hidden = 256;
+  m.ffn_hidden = 4 * m.hidden;
   m.vocab = 16;
   return m;
 }
@@ -34,13 +37,20 @@ core::ParallelPlan executor_plan(core::ParallelPlan plan) {
   return plan;
 }
 
-// Runs `work(r)` for every rank on its own thread; rethrows the first failure.
-void on_every_rank(int ranks, const std::function<void(int)>& work) {
+// Runs `work(r)` for every rank on its own thread, pinned to `cpu` unless it
+// is negative; rethrows the first failure.
+void on_every_rank(int ranks, int cpu, const std::function<void(int)>& work) {
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
   {
     std::vector<std::jthread> threads;
     for (int r = 0; r < ranks; ++r)
       threads.emplace_back([&, r] {
+        if (cpu >= 0) {
+          cpu_set_t set;
+          CPU_ZERO(&set);
+          CPU_SET(cpu, &set);
+          pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+        }
         try {
           work(r);
         } catch (...) {
@@ -56,11 +66,15 @@ void on_every_rank(int ranks, const std::function<void(int)>& work) {
 
 ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
                                      const core::ParallelPlan& plan)
-    : comms_(hw::make_thread_group(plan.gpus())), ranks_(comms_.size()) {
+    : cpu_(sched_getcpu()),
+      slots_(std::make_unique<hw::ComputeSlots>(1)),
+      comms_(hw::make_thread_group(plan.gpus())),
+      ranks_(comms_.size()) {
   hw::HwOptions options;
   options.compute_clock = hw::ComputeClock::ThreadCpu;
+  options.compute_slots = slots_.get();
   options.optimizer.kind = hw::OptimizerKind::Sgd;
-  on_every_rank(plan.gpus(), [&](int r) {
+  on_every_rank(plan.gpus(), cpu_, [&](int r) {
     ranks_[static_cast<std::size_t>(r)] = std::make_unique<hw::HwBackend>(
         model, seq_len, 1, plan, options, *comms_[static_cast<std::size_t>(r)]);
   });
@@ -68,7 +82,7 @@ ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
 
 core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
   std::vector<core::StepReport> reports(ranks_.size());
-  on_every_rank(static_cast<int>(ranks_.size()), [&](int r) {
+  on_every_rank(static_cast<int>(ranks_.size()), cpu_, [&](int r) {
     reports[static_cast<std::size_t>(r)] = ranks_[static_cast<std::size_t>(r)]->step(plan);
   });
   // Every rank built the same report; rank 0's layout is everyone's.
@@ -87,7 +101,7 @@ core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
 }
 
 void ThreadedHwBackend::apply(const core::Directive& directive) {
-  on_every_rank(static_cast<int>(ranks_.size()),
+  on_every_rank(static_cast<int>(ranks_.size()), cpu_,
                 [&](int r) { ranks_[static_cast<std::size_t>(r)]->apply(directive); });
 }
 
@@ -112,9 +126,10 @@ core::JobModel HwHarness::job(std::int64_t total_iterations) const {
 
 core::TimeNs HwHarness::layer_ns() const {
   std::vector<double> samples;
-  for (const auto& step : backend_.per_layer_ns())
-    for (std::size_t r = 0; r < step.size(); ++r)
-      if (slowdown_[r] == 1.0) samples.push_back(step[r]);
+  const auto& steps = backend_.per_layer_ns();
+  for (std::size_t i = 0; i < std::min(steps.size(), kDecisionWindow); ++i)
+    for (std::size_t r = 0; r < steps[i].size(); ++r)
+      if (slowdown_[r] == 1.0) samples.push_back(steps[i][r]);
   if (samples.empty()) return 0;
   std::nth_element(samples.begin(),
                    samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2),

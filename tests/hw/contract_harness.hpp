@@ -2,9 +2,17 @@
 // as plan.gpus() real HwBackend ranks, one thread each, over an in-process
 // ThreadCommunicator group; each step() runs a real iteration of a tiny
 // transformer (hidden 64, 4 heads, MLP 256, 16 tokens, micro-batch 1) and
-// returns the report every rank built. Compute is measured in thread CPU time
-// (ranks share this machine's cores), and slow_down() stretches a rank's
-// compute segments by spinning (HwBackend::set_compute_slowdown).
+// returns the report every rank built. Compute is measured in thread CPU time.
+// Every rank's thread is pinned to the core the harness was built on, and
+// they take turns through one compute slot (HwOptions::compute_slots), so
+// every rank computes on the same core and none is time-sliced against
+// another mid-segment. Measured on the 2-vCPU dev VM: unpinned, 8-16
+// computing threads were time-sliced against each other, and the two vCPUs
+// ran at speeds up to 1.45x apart for seconds (threads that stayed on the slow
+// one looked like stragglers); healthy ranks' samples in one iteration
+// spread by up to +-25%, pinned with one slot by +-3-5% (the machine's drift
+// over time moves them all alike). slow_down() stretches a rank's compute
+// segments by spinning (HwBackend::set_compute_slowdown).
 #pragma once
 
 #include <memory>
@@ -30,6 +38,8 @@ class ThreadedHwBackend : public core::Backend {
   const std::vector<std::vector<double>>& per_layer_ns() const { return per_layer_ns_; }
 
  private:
+  int cpu_;  // every rank's thread runs on this core
+  std::unique_ptr<hw::ComputeSlots> slots_;  // one: a rank computes alone
   std::vector<std::unique_ptr<hw::Communicator>> comms_;
   std::vector<std::unique_ptr<hw::HwBackend>> ranks_;
   std::vector<std::vector<double>> per_layer_ns_;
@@ -37,13 +47,18 @@ class ThreadedHwBackend : public core::Backend {
 
 class HwHarness {
  public:
+  static constexpr bool kMeasured = true;  // real thread CPU time on this machine
   explicit HwHarness(const ContractCase& c);
   core::Backend& backend() { return backend_; }
   void slow_down(int rank, double factor);
   core::JobModel job(std::int64_t total_iterations) const;
-  /// Measured: median over the iterations so far of a healthy rank's compute
-  /// per micro-batch per layer (optimizer included, as the controller sees it).
+  /// Measured: median over the first kDecisionWindow iterations (the samples
+  /// the cases' decisions at iteration 4 are made from) of a healthy rank's
+  /// compute per micro-batch per layer (optimizer included, as the controller
+  /// sees it). Over the whole run the median would drift with the machine's
+  /// speed, which the decision did not see.
   core::TimeNs layer_ns() const;
+  static constexpr std::size_t kDecisionWindow = 5;  // the policy's default window
   std::vector<int> layers_per_virtual_stage() const;
   std::vector<int> micro_batches() const;
 

@@ -15,6 +15,7 @@ namespace parashift::test {
 
 class SimHarness {
  public:
+  static constexpr bool kMeasured = false;  // the scenario's +-3% jitter event
   explicit SimHarness(const ContractCase& c) : case_(c) {
     scenario_.model = synthetic_model(c.layers);
     scenario_.name = "contract";

@@ -7,8 +7,19 @@
 //   core::TimeNs layer_ns() const;            // one layer, one micro-batch, fwd + bwd
 //   std::vector<int> layers_per_virtual_stage() const;  // as the backend now runs
 //   std::vector<int> micro_batches() const;             // per replica
+//   static constexpr bool kMeasured;  // see below
 // The cases assume a stage's work is proportional to its layers (no embedding
-// or head time). Run them on a harness with
+// or head time).
+//
+// kMeasured is false where each rank's compute is drawn with the +-3% jitter
+// the cases are written for (the fake, the simulator), and true where it is
+// measured on a machine (the hw executor). A measured machine's noise is what
+// the machine does: on the 2-core dev VM most samples are within +-3%, but
+// single iterations reach +-25% and a core's speed can drift for seconds.
+// Checks whose exact numbers come from the +-3% bound say what they widen to
+// for measured backends, and why; everything else is checked alike.
+//
+// Run them on a harness with
 //   PARASHIFT_CONTROLLER_CONTRACT(MyHarness);
 // in one test source of the suite that links the backend.
 #pragma once
@@ -18,7 +29,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 #include <variant>
+#include <vector>
 
 #include "contract_support.hpp"
 #include "core/controller/controller.hpp"
@@ -66,14 +79,24 @@ TEST_CASE_TEMPLATE_DEFINE("contract: a 1.5x and a 2x slow GPU are named within 1
     // (18..22) are, so the median moves (ratio >= 1.5 x 0.97 / 1.03 = 1.41 >
     // 1.15). Patience 3: iterations 22, 23, 24 over the threshold -> named at
     // 24, four iterations after onset (limit: 10).
-    CHECK(named_at == onset + 4);
+    // Measured: with two slow samples in the window (report 21) the median is
+    // the largest of the three healthy ones, which a +-25% iteration can lift
+    // over 1.15, so it may be named one or two reports earlier; never before
+    // onset + 2, the third slow report (earlier would be a false alarm).
+    if constexpr (H::kMeasured) {
+      CHECK(named_at >= onset + 2);
+    } else {
+      CHECK(named_at == onset + 4);
+    }
     CHECK(named_at - onset <= 10);
     REQUIRE(ctl.stragglers().size() == 1);
     const auto& f = ctl.stragglers()[0];
     CHECK(f.kind == core::StragglerFinding::Kind::Gpu);
     CHECK(f.id == slow_rank);
     // Median filtering leaves at most the +-3% jitter on each side: 1.5 (2.0) +-6%.
-    CHECK(f.slowdown == doctest::Approx(factor).epsilon(0.06));
+    // Measured: a healthy median's +-3% on either side plus the sample that
+    // may set the median (above): +-10%.
+    CHECK(f.slowdown == doctest::Approx(factor).epsilon(H::kMeasured ? 0.10 : 0.06));
     CHECK(ctl.directives_issued() == 0);  // the balancer is off
   }
 }
@@ -83,6 +106,7 @@ TEST_CASE_TEMPLATE_DEFINE("contract: 1,000 healthy iterations with +-3% jitter d
   using namespace parashift;
   H h(test::ContractCase{test::contract_plan(4, 4, 32), 32});
   // Both modules on; a long run so that any real gain would pay for itself.
+  static_assert(!H::kMeasured, "a measured machine's noise is not the +-3% this case is about");
   core::Controller ctl(h.job(1'000'000), test::policy_from_yaml("{straggler: {}, balance: {}}"),
                        h.backend().capabilities());
   for (int i = 0; i < 1000; ++i) ctl.step(h.backend());
@@ -185,8 +209,18 @@ TEST_CASE_TEMPLATE_DEFINE("contract: a change whose gain is below its cost is no
   CHECK(rejected->gain_s == doctest::Approx(11 * layer_s * 15).epsilon(0.15));
   CHECK(rejected->gain_s < rejected->cost_s);
   // Logged once, not every iteration it is reconsidered.
-  CHECK(std::count_if(ctl.log().begin(), ctl.log().end(),
-                      [](const core::Decision& d) { return d.module == "balance"; }) == 1);
+  // Measured: the layer times move with the machine's noise, and so does the
+  // best re-partition (e.g. [4,4,4,2,4,4,4,5] once stage 3 measures 1.57x);
+  // each different proposal is logged once when it first appears, none twice
+  // in a row, and none is applied (above).
+  std::vector<std::string> rejections;
+  for (const auto& d : ctl.log())
+    if (d.module == "balance") rejections.push_back(d.message);
+  if constexpr (H::kMeasured) {
+    CHECK(std::adjacent_find(rejections.begin(), rejections.end()) == rejections.end());
+  } else {
+    CHECK(rejections.size() == 1);
+  }
 }
 
 #define PARASHIFT_CONTROLLER_CONTRACT(...)                           \

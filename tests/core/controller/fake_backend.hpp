@@ -52,6 +52,7 @@ core::JobModel contract_job(const ContractCase& c, std::int64_t total_iterations
 /// backend type (tests/core/controller/controller_contract.hpp).
 class FakeHarness {
  public:
+  static constexpr bool kMeasured = false;  // compute drawn with the case's +-3% jitter
   explicit FakeHarness(const ContractCase& c) : case_(c), backend_(c) {}
   core::Backend& backend() { return backend_; }
   void slow_down(int rank, double factor) { backend_.set_slowdown(rank, factor); }
