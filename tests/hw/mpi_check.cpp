@@ -69,6 +69,12 @@ int main() {
   Checker check{world->rank(), 0};
   const auto model = test::tiny_model();
 
+  // mpirun started every rank on this machine: one node holding all n ranks,
+  // the default `parashift run --backend hw` takes for --ranks-per-node.
+  const int per_node = mpi.ranks_per_node();
+  check.expect(per_node == n, "ranks per node from the launcher: " + std::to_string(per_node) +
+                                  " of " + std::to_string(n) + " on this machine");
+
   for (auto kind : {hw::OptimizerKind::Sgd, hw::OptimizerKind::Adam}) {
     // Reference: the same model on one rank, in this process.
     hw::SelfCommunicator self;

@@ -40,7 +40,7 @@ struct RunOptions {
   double learning_rate = 1e-3;
   std::string job;
   std::string shm_dir = "/dev/shm";
-  int ranks_per_node = 0;
+  int ranks_per_node = -1;  // -1: as the launcher placed the ranks (MPI)
   int snapshot_every = 0;
   bool restore = false;
   bool keep_snapshots = false;
@@ -192,7 +192,6 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   config.options.optimizer.learning_rate = static_cast<float>(opts.learning_rate);
   config.options.job = opts.job.empty() ? scenario.name : opts.job;
   config.options.shm_root = opts.shm_dir;
-  config.options.ranks_per_node = opts.ranks_per_node;
   config.snapshot_every = opts.snapshot_every;
   config.restore = opts.restore;
   config.keep_snapshots = opts.keep_snapshots;
@@ -202,6 +201,8 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   hw::MpiSession mpi;
   auto world = mpi.world();
   const bool lead = world->rank() == 0;
+  config.options.ranks_per_node =
+      opts.ranks_per_node >= 0 ? opts.ranks_per_node : mpi.ranks_per_node();
   hw::TrainingRunResult result;
   try {
     result = hw::run_training(scenario, config, *world, [&](const hw::IterationRecord& rec) {
@@ -233,7 +234,9 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
             << fmt("%.0f", result.restored->bytes_fetched) << " bytes\n";
   const auto n = static_cast<core::TimeNs>(std::max<std::size_t>(1, result.iterations.size()));
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
-          << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s), "
+          << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s) ("
+          << (config.options.ranks_per_node == 0 ? world->size() : config.options.ranks_per_node)
+          << " per node), "
           << scenario.plan.label() << ", " << opts.optimizer << "\n";
   if (!opts.json_path.empty()) {
     nlohmann::json out{{"backend", "hw"},
@@ -305,8 +308,8 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--shm-dir", opts->shm_dir, "hw: where node-local snapshot shards live")
       ->capture_default_str();
   cmd->add_option("--ranks-per-node", opts->ranks_per_node,
-                  "hw: ranks sharing a node's shared memory (0: all); shards are replicated on the "
-                  "next node")
+                  "hw: ranks sharing a node's shared memory (default: as mpirun or srun placed "
+                  "them; 0: all); shards are replicated on the next node")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--snapshot-every", opts->snapshot_every,
                   "hw: snapshot to shared memory before iterations K, 2K, ... (0: never)")
