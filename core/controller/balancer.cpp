@@ -242,7 +242,17 @@ void Balancer::run(PolicyContext& context) {
     context.log.push_back(
         {context.iteration, "balance", why.str(), c.directive, false, c.gain_s, c.cost_s});
   }
-  if (!best) return;
+  if (!best) {
+    pending_.clear();
+    pending_for_ = 0;
+    return;
+  }
+  const std::string key = kind_name(best->directive.action) + list_of(best->directive);
+  pending_for_ = key == pending_ ? pending_for_ + 1 : 1;
+  pending_ = key;
+  if (pending_for_ < options_.patience) return;
+  pending_.clear();
+  pending_for_ = 0;
   context.log.push_back({context.iteration, "balance", to_string(best->directive), best->directive,
                          true, best->gain_s, best->cost_s});
   context.directives.push_back(best->directive);

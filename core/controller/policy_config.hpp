@@ -17,6 +17,7 @@
 //       move_bandwidth_gbps: 400 # per-GPU network rate for moving layer state, > 0
 //       repartition: true        # may move layers between pipeline stages
 //       rebalance: true          # may move micro-batches between data-parallel replicas
+//       patience: 3              # iterations the same change must stay the best, 1..1000
 //
 // Unknown modules or knobs, and values out of range, are InputErrors naming
 // the file, line, field and what was expected.

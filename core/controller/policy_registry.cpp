@@ -47,7 +47,9 @@ void register_builtin_modules(PolicyRegistry& registry) {
         {"move_bandwidth_gbps", KnobKind::Number, 400, 1e-3, kInf,
          "per-GPU rate for moving layer state, Gb/s"},
         {"repartition", KnobKind::Bool, 1, 0, 1, "may move layers between stages"},
-        {"rebalance", KnobKind::Bool, 1, 0, 1, "may move micro-batches between replicas"}},
+        {"rebalance", KnobKind::Bool, 1, 0, 1, "may move micro-batches between replicas"},
+        {"patience", KnobKind::Int, 3, 1, 1000,
+         "consecutive iterations a change must be the best before it is applied"}},
        [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
          BalancerOptions o;
          o.min_gain_s = c.knob("min_gain_s");
@@ -55,6 +57,7 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.move_bandwidth_Bps = gbps(c.knob("move_bandwidth_gbps"));
          o.repartition = c.flag("repartition");
          o.rebalance = c.flag("rebalance");
+         o.patience = static_cast<int>(c.knob("patience"));
          return std::make_unique<Balancer>(o);
        }});
 }

@@ -53,12 +53,12 @@ class HwHarness {
   void slow_down(int rank, double factor);
   core::JobModel job(std::int64_t total_iterations) const;
   /// Measured: median over the first kDecisionWindow iterations (the samples
-  /// the cases' decisions at iteration 4 are made from) of a healthy rank's
+  /// the cases' decisions at iterations 4-6 are made from) of a healthy rank's
   /// compute per micro-batch per layer (optimizer included, as the controller
   /// sees it). Over the whole run the median would drift with the machine's
   /// speed, which the decision did not see.
   core::TimeNs layer_ns() const;
-  static constexpr std::size_t kDecisionWindow = 5;  // the policy's default window
+  static constexpr std::size_t kDecisionWindow = 7;  // iterations 0-6
   std::vector<int> layers_per_virtual_stage() const;
   std::vector<int> micro_batches() const;
 
