@@ -50,11 +50,12 @@ int MpiSession::ranks_per_node() const {
                            " ranks on a node; expected the same number on every node "
                            "(or pass --ranks-per-node)");
   if (all[2] == 0)
-    throw core::InputError("ranks per node: a node's ranks are not consecutive (expected node k "
-                           "to hold ranks k*" +
-                           std::to_string(local) + " to (k+1)*" + std::to_string(local) +
-                           "-1: launch with block placement, e.g. mpirun --map-by slot or srun "
-                           "--distribution=block, or pass --ranks-per-node)");
+    throw core::InputError(
+        "ranks per node: a node's ranks are not consecutive (expected node k "
+        "to hold ranks k*" +
+        std::to_string(local) + " to (k+1)*" + std::to_string(local) +
+        "-1: launch with block placement, e.g. mpirun --map-by slot or srun "
+        "--distribution=block, or pass --ranks-per-node)");
   return local;
 }
 

@@ -210,7 +210,7 @@ void HwBackend::run_pipeline(Counters& c) {
   const double activation_bytes = static_cast<double>(shape_.tokens()) * shape_.hidden * 4.0;
 
   core::TimeNs tp_compute_clock_ns = 0;  // tp all-reduces on the compute clock
-  SlotGuard* held = nullptr;             // the compute segment's slot, given up around a tp all-reduce
+  SlotGuard* held = nullptr;  // the compute segment's slot, given up around a tp all-reduce
   const TpReduce tp_reduce = [&](Matrix& m) {
     if (plan_.tp == 1) return;
     const core::TimeNs t0 = compute_now_ns();

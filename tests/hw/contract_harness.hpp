@@ -38,7 +38,7 @@ class ThreadedHwBackend : public core::Backend {
   const std::vector<std::vector<double>>& per_layer_ns() const { return per_layer_ns_; }
 
  private:
-  int cpu_;  // every rank's thread runs on this core
+  int cpu_;                                  // every rank's thread runs on this core
   std::unique_ptr<hw::ComputeSlots> slots_;  // one: a rank computes alone
   std::vector<std::unique_ptr<hw::Communicator>> comms_;
   std::vector<std::unique_ptr<hw::HwBackend>> ranks_;

@@ -125,10 +125,11 @@ Ratios run_plan(const core::Scenario& scenario, hw::Communicator& world) {
     const bool usable = share >= min_share && profile.cpu_share >= min_share;
     out.lowest_share = std::min({out.lowest_share, share, profile.cpu_share});
     if (world.rank() == 0)
-      std::printf("  iteration %2d: measured %6.1f ms, replay %6.1f, simulated %6.1f (cpu share "
-                  "%.2f / %.2f)%s\n",
-                  i, measured, replay, simulated, share, profile.cpu_share,
-                  usable ? "" : " not used: other work held the cores");
+      std::printf(
+          "  iteration %2d: measured %6.1f ms, replay %6.1f, simulated %6.1f (cpu share "
+          "%.2f / %.2f)%s\n",
+          i, measured, replay, simulated, share, profile.cpu_share,
+          usable ? "" : " not used: other work held the cores");
     if (!usable) continue;
     out.measured_ms.push_back(measured);
     out.replay.push_back(replay / measured);

@@ -236,8 +236,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
           << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s) ("
           << (config.options.ranks_per_node == 0 ? world->size() : config.options.ranks_per_node)
-          << " per node), "
-          << scenario.plan.label() << ", " << opts.optimizer << "\n";
+          << " per node), " << scenario.plan.label() << ", " << opts.optimizer << "\n";
   if (!opts.json_path.empty()) {
     nlohmann::json out{{"backend", "hw"},
                        {"scenario", scenario.name},

@@ -7,12 +7,12 @@
 #include <utility>
 
 #include "contract_support.hpp"
-#include "fake_backend.hpp"
 #include "core/controller/balancer.hpp"
 #include "core/controller/controller.hpp"
 #include "core/controller/pipeline_model.hpp"
 #include "core/controller/policy_registry.hpp"
 #include "core/input_error.hpp"
+#include "fake_backend.hpp"
 
 using namespace parashift;
 using core::StragglerFinding;
