@@ -61,8 +61,8 @@ void check_supported(const core::ParallelPlan& plan) {
            core::to_string(plan.schedule));
 }
 
-// Holds a compute slot, when the job has them, while in scope; yield() lets
-// it go around a collective inside a compute segment.
+// Holds a compute slot, when the job has them, while in scope; give() and
+// take() let it go around a collective inside a compute segment.
 class SlotGuard {
  public:
   explicit SlotGuard(ComputeSlots* slots) : slots_(slots) { take(); }

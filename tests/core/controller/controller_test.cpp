@@ -4,7 +4,7 @@
 
 #include <limits>
 #include <string>
-#include <utility>
+#include <vector>
 
 #include "contract_support.hpp"
 #include "core/controller/balancer.hpp"
@@ -39,7 +39,6 @@ core::JobModel flat_job(int pp, int dp, int layers, int global_batch) {
   return job;
 }
 
-// A report where every rank computes `ns`, except `slow` ranks at `factor` x.
 // pp stages, one replica, 8 micro-batches (the contract's re-partition plan).
 core::ParallelPlan pipeline_plan(int pp) {
   core::ParallelPlan plan;
@@ -48,6 +47,7 @@ core::ParallelPlan pipeline_plan(int pp) {
   return plan;
 }
 
+// A report where every rank computes `ns`, except `slow` ranks at `factor` x.
 core::StepReport report(int ranks, std::int64_t iteration, core::TimeNs ns,
                         const std::vector<int>& slow = {}, double factor = 1) {
   core::StepReport r;
@@ -242,37 +242,35 @@ TEST_CASE("single-iteration spikes move nothing; a cleared straggler is logged a
 
 TEST_CASE("balance patience: a change is applied once it has been the best that long") {
   // The contract's re-partition case (pp 8, 31 layers, stage 3 at 1.5x) on
-  // the fake backend. The first full window is iteration 4 and the change is
-  // the best from then on, so with patience p it is applied at 4 + p - 1.
-  for (const int patience : {1, 3, 5}) {
-    CAPTURE(patience);
+  // the fake backend; `recover_at` ends the slowdown before that iteration.
+  // Returns the controller's iteration of each directive.
+  auto run = [](int patience, int iterations, int recover_at) {
     test::FakeHarness h(test::ContractCase{pipeline_plan(8), 31});
     h.slow_down(3, 1.5);
     core::Controller ctl(h.job(1000),
                          test::policy_from_yaml("{balance: {min_gain_s: 1, patience: " +
                                                 std::to_string(patience) + "}}"),
                          h.backend().capabilities());
-    for (int i = 0; i < 12; ++i) ctl.step(h.backend());
-    REQUIRE(ctl.directives_issued() == 1);
-    CHECK(ctl.log().back().iteration == 4 + patience - 1);
+    for (int i = 0; i < iterations; ++i) {
+      if (i == recover_at) h.slow_down(3, 1.0);
+      ctl.step(h.backend());
+    }
+    std::vector<std::int64_t> applied;
+    for (const auto& d : ctl.log())
+      if (d.applied) applied.push_back(d.iteration);
+    return applied;
+  };
+  // The first full window is iteration 4 and the change is the best from then
+  // on, so with patience p it is applied at 4 + p - 1.
+  for (const int patience : {1, 3, 5}) {
+    CAPTURE(patience);
+    CHECK(run(patience, 12, -1) == std::vector<std::int64_t>{4 + patience - 1});
   }
   // A spell: stage 3 slow for iterations 0-5 only. Its reports 0-5 are slow,
   // so a 5-report window holds 3 or more of them, and the median is slow, up
   // to iteration 7 (reports 3-7); from 8 on it is healthy. The change is the
   // best at 4, 5, 6, 7: four iterations. Patience 5 lets the spell pass;
   // patience 3 acts on it at 6, as patience 1 would at 4.
-  for (const auto& [patience, directives] : {std::pair{5, 0}, std::pair{3, 1}}) {
-    CAPTURE(patience);
-    test::FakeHarness h(test::ContractCase{pipeline_plan(8), 31});
-    h.slow_down(3, 1.5);
-    core::Controller ctl(h.job(1000),
-                         test::policy_from_yaml("{balance: {min_gain_s: 1, patience: " +
-                                                std::to_string(patience) + "}}"),
-                         h.backend().capabilities());
-    for (int i = 0; i < 20; ++i) {
-      if (i == 6) h.slow_down(3, 1.0);
-      ctl.step(h.backend());
-    }
-    CHECK(ctl.directives_issued() == directives);
-  }
+  CHECK(run(5, 20, 6).empty());
+  CHECK(run(3, 20, 6) == std::vector<std::int64_t>{6});
 }
