@@ -51,11 +51,18 @@ StateEstimate::StateEstimate(const ParallelPlan& plan, int window) : window_(win
     replica_of_rank_[r] = c.dp;
   }
   layer_window_.resize(ranks, window);
+  relative_window_.resize(ranks, window);
   comm_window_.resize(ranks, window);
   iteration_window_.resize(1, window);
   layer_ns_.assign(ranks, 0.0);
   exposed_comm_ns_.assign(ranks, 0.0);
   scratch_.reserve(ranks);
+}
+
+double StateEstimate::middle(std::vector<double>& values) {
+  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  return *mid;
 }
 
 double StateEstimate::median_of(const Window& w, std::size_t index) const {
@@ -92,6 +99,7 @@ void StateEstimate::add(const StepReport& report, const JobModel& job) {
   for (std::size_t d = 0; d < inverse_micro_.size(); ++d) {
     inverse_micro_[d] = 1.0 / std::max(1, job.micro_batches_per_replica[d]);
   }
+  scratch_.clear();
   for (std::size_t r = 0; r < ranks; ++r) {
     const auto s = static_cast<std::size_t>(stage_of_rank_[r]);
     const auto d = static_cast<std::size_t>(replica_of_rank_[r]);
@@ -99,20 +107,35 @@ void StateEstimate::add(const StepReport& report, const JobModel& job) {
         static_cast<double>(report.rank_compute_ns[r]) * inverse_micro_[d] * inverse_layers_[s] -
         fixed_per_layer_[s];
     layer_window_.values[r * w + slot] = u;
+    scratch_.push_back(u);
     comm_window_.values[r * w + slot] = report.rank_exposed_comm_ns.empty()
                                             ? 0.0
                                             : static_cast<double>(report.rank_exposed_comm_ns[r]);
   }
+  // This iteration's median over ranks; a rank's sample relative to it (1
+  // where nothing was computed, as when every stage's time is fixed).
+  const double now = middle(scratch_);
+  const double inverse_now = now > 0 ? 1.0 / now : 0.0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    relative_window_.values[r * w + slot] =
+        now > 0 ? layer_window_.values[r * w + slot] * inverse_now : 1.0;
+  }
   iteration_window_.values[slot] = static_cast<double>(report.iteration_ns);
   ++samples_;
+  // The level: median over ranks of each rank's median u.
+  scratch_.clear();
+  for (std::size_t r = 0; r < ranks; ++r) scratch_.push_back(median_of(layer_window_, r));
+  median_layer_ns_ = middle(scratch_);
+  // The shape, scaled so that its median rank sits at the level (the same
+  // element: scaling keeps the order).
   scratch_.clear();
   for (std::size_t r = 0; r < ranks; ++r) {
-    layer_ns_[r] = median_of(layer_window_, r);
+    layer_ns_[r] = median_of(relative_window_, r);
     scratch_.push_back(layer_ns_[r]);
   }
-  const auto mid = scratch_.begin() + static_cast<std::ptrdiff_t>(ranks / 2);
-  std::nth_element(scratch_.begin(), mid, scratch_.end());
-  median_layer_ns_ = *mid;
+  const double median_shape = middle(scratch_);
+  const double scale = median_shape > 0 ? median_layer_ns_ / median_shape : 0.0;
+  for (double& v : layer_ns_) v *= scale;
   iteration_ns_ = median_of(iteration_window_, 0);
   comm_stale_ = true;
   peak_memory_bytes_.assign(report.rank_peak_memory_bytes.begin(),

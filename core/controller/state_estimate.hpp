@@ -3,11 +3,24 @@
 // Each rank's compute is first normalised to a per-layer, per-micro-batch
 // time, u = (compute / m_replica - fixed_stage) / layers_stage, so it stays
 // comparable across ranks of different stages and across re-partitions and
-// re-balances. The estimate of u (and of exposed communication, and of each
-// link's delivered rate) is the median of the last `window` samples: one
-// outlier iteration in a window of 5 never moves it, a lasting change moves
-// it after (window+1)/2 iterations. A median was chosen over a Huber-weighted
-// EWMA because it has no gain to tune and its reaction time is exact.
+// re-balances. Estimates (of exposed communication, of each link's delivered
+// rate, of the job's per-layer time) are the median of the last `window`
+// samples: one outlier iteration in a window of 5 never moves it, a lasting
+// change moves it after (window+1)/2 iterations. A median was chosen over a
+// Huber-weighted EWMA because it has no gain to tune and its reaction time is
+// exact.
+//
+// A rank's estimate is split into the job's level and the rank's shape: the
+// level is the median over ranks of each rank's windowed median of u; the
+// shape is the windowed median of the rank's u over that iteration's median
+// over ranks (compared within an iteration, then filtered). A rank's
+// layer_ns() is its shape (over the median shape) times the level. Filtering
+// u itself would mix the two: when the whole machine changes speed inside a
+// window (measured on the hw executor: every rank 1.9x faster from one
+// iteration to the next), each rank's median of u falls in the gap between
+// the two speeds, wherever its own noise puts it, and healthy ranks read up
+// to 1.4x apart for a window's length; compared within each iteration first,
+// the same samples read at most 1.2x apart.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +51,9 @@ class StateEstimate {
   int stage_of(int rank) const { return stage_of_rank_[static_cast<std::size_t>(rank)]; }
   int replica_of(int rank) const { return replica_of_rank_[static_cast<std::size_t>(rank)]; }
 
-  /// Per rank: median per-layer, per-micro-batch compute time.
+  /// Per rank: per-layer, per-micro-batch compute time, level x shape (above).
   const std::vector<double>& layer_ns() const { return layer_ns_; }
-  /// Median over ranks of layer_ns().
+  /// Median over ranks of layer_ns() (the level).
   double median_layer_ns() const { return median_layer_ns_; }
   /// Per rank: median exposed communication per iteration (computed on first
   /// use after each add(): no module reads it every iteration yet).
@@ -64,13 +77,16 @@ class StateEstimate {
     }
   };
   double median_of(const Window& w, std::size_t index) const;
+  // The element at size / 2 of `values` once sorted (reorders them).
+  static double middle(std::vector<double>& values);
   void add_links(const StepReport& report);
 
   int window_;
   std::int64_t samples_ = 0;
   std::vector<int> stage_of_rank_;
   std::vector<int> replica_of_rank_;
-  Window layer_window_;
+  Window layer_window_;     // u
+  Window relative_window_;  // u over its iteration's median over ranks
   Window comm_window_;
   Window iteration_window_;
   std::vector<double> layer_ns_;

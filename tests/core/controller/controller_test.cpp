@@ -2,6 +2,7 @@
 // cost, the policy section reader, node and link stragglers, noise filtering.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "core/controller/controller.hpp"
 #include "core/controller/pipeline_model.hpp"
 #include "core/controller/policy_registry.hpp"
+#include "core/controller/state_estimate.hpp"
 #include "core/input_error.hpp"
 #include "fake_backend.hpp"
 
@@ -238,6 +240,31 @@ TEST_CASE("single-iteration spikes move nothing; a cleared straggler is logged a
   CHECK(ctl.log()[0].message == "gpu 2 1.5x slower");
   CHECK(ctl.log()[1].iteration == 74);
   CHECK(ctl.log()[1].message == "gpu 2 recovered");
+}
+
+TEST_CASE("a machine-wide speed change does not turn one rank's spike into a straggler") {
+  // 8 ranks (pp 1, dp 8, 4 layers, one micro-batch each), window 5. Every
+  // rank computes 4 ms (1 ms per layer) up to report 4 and 8 ms from report 5
+  // on (the whole machine twice as slow); rank 2 alone spikes to 1.8x once,
+  // at report 4.
+  const core::JobModel job = flat_job(1, 8, 4, 8);
+  core::StateEstimate state(job.plan, 5);
+  for (std::int64_t i = 0; i < 8; ++i) {
+    const core::TimeNs ns = i < 5 ? 4'000'000 : 8'000'000;
+    state.add(report(8, i, ns, i == 4 ? std::vector<int>{2} : std::vector<int>{}, 1.8), job);
+    CAPTURE(i);
+    const auto& u = state.layer_ns();
+    // Compared within each report, rank 2 is 1.8x once and 1x otherwise: a
+    // window holds that one outlier at most, so its median is 1x, and every
+    // rank's estimate is the level. (Filtering each rank's own samples would
+    // read rank 2 at 1.8x at report 6: the window 2..6 holds its 1, 1, 1.8,
+    // 2, 2 ms, whose median is the spike, while the others' is 1 ms.)
+    CHECK(*std::max_element(u.begin(), u.end()) == *std::min_element(u.begin(), u.end()));
+    // The level: the median rank's median per-layer time, 1 ms until three of
+    // the window's five reports are slow (5, 6, 7 at report 7), then 2 ms.
+    CHECK(state.median_layer_ns() == doctest::Approx(i < 7 ? 1e6 : 2e6));
+    CHECK(u[2] == doctest::Approx(state.median_layer_ns()));
+  }
 }
 
 TEST_CASE("balance patience: a change is applied once it has been the best that long") {
