@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 #include "core/controller/policy_config.hpp"
 #include "core/rank_layout.hpp"
@@ -50,8 +51,8 @@ StateEstimate::StateEstimate(const ParallelPlan& plan, int window) : window_(win
     stage_of_rank_[r] = c.pp;
     replica_of_rank_[r] = c.dp;
   }
-  layer_window_.resize(ranks, window);
   relative_window_.resize(ranks, window);
+  level_window_.resize(1, window);
   comm_window_.resize(ranks, window);
   iteration_window_.resize(1, window);
   layer_ns_.assign(ranks, 0.0);
@@ -63,6 +64,14 @@ double StateEstimate::middle(std::vector<double>& values) {
   const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
   std::nth_element(values.begin(), mid, values.end());
   return *mid;
+}
+
+bool StateEstimate::disturbed(double spread) {
+  const auto at = static_cast<std::size_t>(samples_ % kSpreadHistory);
+  spreads_[at] = spread;
+  const auto n = static_cast<std::size_t>(std::min<std::int64_t>(samples_ + 1, kSpreadHistory));
+  const double usual = small_median(spreads_.data(), n);
+  return spread > std::max(kDisturbedSpread * usual, kSpreadFloor);
 }
 
 double StateEstimate::median_of(const Window& w, std::size_t index) const {
@@ -99,43 +108,41 @@ void StateEstimate::add(const StepReport& report, const JobModel& job) {
   for (std::size_t d = 0; d < inverse_micro_.size(); ++d) {
     inverse_micro_[d] = 1.0 / std::max(1, job.micro_batches_per_replica[d]);
   }
-  scratch_.clear();
+  u_.resize(ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
     const auto s = static_cast<std::size_t>(stage_of_rank_[r]);
     const auto d = static_cast<std::size_t>(replica_of_rank_[r]);
-    const double u =
+    u_[r] =
         static_cast<double>(report.rank_compute_ns[r]) * inverse_micro_[d] * inverse_layers_[s] -
         fixed_per_layer_[s];
-    layer_window_.values[r * w + slot] = u;
-    scratch_.push_back(u);
     comm_window_.values[r * w + slot] = report.rank_exposed_comm_ns.empty()
                                             ? 0.0
                                             : static_cast<double>(report.rank_exposed_comm_ns[r]);
   }
   // This iteration's median over ranks; a rank's sample relative to it (1
   // where nothing was computed, as when every stage's time is fixed).
+  scratch_.assign(u_.begin(), u_.end());
   const double now = middle(scratch_);
+  level_window_.values[slot] = now;
   const double inverse_now = now > 0 ? 1.0 / now : 0.0;
+  scratch_.clear();
   for (std::size_t r = 0; r < ranks; ++r) {
-    relative_window_.values[r * w + slot] =
-        now > 0 ? layer_window_.values[r * w + slot] * inverse_now : 1.0;
+    const double relative = now > 0 ? u_[r] * inverse_now : 1.0;
+    relative_window_.values[r * w + slot] = relative;
+    scratch_.push_back(std::abs(relative - 1.0));
+  }
+  // A disturbed iteration says nothing about which rank is slow: every rank
+  // counts as the median rank in it.
+  if (disturbed(middle(scratch_))) {
+    for (std::size_t r = 0; r < ranks; ++r) relative_window_.values[r * w + slot] = 1.0;
+    ++disturbed_;
   }
   iteration_window_.values[slot] = static_cast<double>(report.iteration_ns);
   ++samples_;
-  // The level: median over ranks of each rank's median u.
-  scratch_.clear();
-  for (std::size_t r = 0; r < ranks; ++r) scratch_.push_back(median_of(layer_window_, r));
-  median_layer_ns_ = middle(scratch_);
-  // The shape, scaled so that its median rank sits at the level (the same
-  // element: scaling keeps the order).
-  scratch_.clear();
-  for (std::size_t r = 0; r < ranks; ++r) {
-    layer_ns_[r] = median_of(relative_window_, r);
-    scratch_.push_back(layer_ns_[r]);
-  }
-  const double median_shape = middle(scratch_);
-  const double scale = median_shape > 0 ? median_layer_ns_ / median_shape : 0.0;
-  for (double& v : layer_ns_) v *= scale;
+  // The level (the median of the window's median ranks) times each rank's shape.
+  median_layer_ns_ = median_of(level_window_, 0);
+  for (std::size_t r = 0; r < ranks; ++r)
+    layer_ns_[r] = median_of(relative_window_, r) * median_layer_ns_;
   iteration_ns_ = median_of(iteration_window_, 0);
   comm_stale_ = true;
   peak_memory_bytes_.assign(report.rank_peak_memory_bytes.begin(),

@@ -260,10 +260,46 @@ TEST_CASE("a machine-wide speed change does not turn one rank's spike into a str
     // read rank 2 at 1.8x at report 6: the window 2..6 holds its 1, 1, 1.8,
     // 2, 2 ms, whose median is the spike, while the others' is 1 ms.)
     CHECK(*std::max_element(u.begin(), u.end()) == *std::min_element(u.begin(), u.end()));
-    // The level: the median rank's median per-layer time, 1 ms until three of
-    // the window's five reports are slow (5, 6, 7 at report 7), then 2 ms.
+    // The level: the median of the window's per-report median ranks, 1 ms
+    // until three of its five reports are slow (5, 6, 7 at report 7), then 2 ms.
     CHECK(state.median_layer_ns() == doctest::Approx(i < 7 ? 1e6 : 2e6));
     CHECK(u[2] == doctest::Approx(state.median_layer_ns()));
+  }
+}
+
+TEST_CASE("a burst that scrambles most ranks names no one; four slow ranks of 16 are named") {
+  // 16 ranks (pp 1, dp 16, 4 layers), every rank 4 ms (1 ms per layer), window 5.
+  const core::JobModel job = flat_job(1, 16, 4, 16);
+  core::Capabilities caps;
+  core::Controller ctl(job, test::policy_from_yaml("{straggler: {}}"), caps);
+  std::int64_t i = 0;
+  for (; i < 10; ++i) ctl.observe(report(16, i, 4'000'000));
+  // A burst, reports 10-12: even ranks 0.7x, odd ranks 1.3x, rank 3 1.6x. The
+  // median rank (the upper middle of 16) is at 1.3x; over it the even ranks
+  // read 0.54, the odd 1 and rank 3 1.23. Spread: the median over ranks of
+  // |relative - 1| is 0.46 (8 even ranks), over 3 x the usual 0 and the 2%
+  // floor: a burst. Counted as measured, rank 3's 1.23 in 3 reports of a
+  // window of 5 would name it at 14 (over 1.15 at 12, 13, 14).
+  for (; i < 13; ++i) {
+    core::StepReport r = report(16, i, 4'000'000);
+    for (int k = 0; k < 16; ++k)
+      r.rank_compute_ns[static_cast<std::size_t>(k)] = k == 3  ? 6'400'000
+                                                       : k % 2 ? 5'200'000
+                                                               : 2'800'000;
+    ctl.observe(r);
+  }
+  for (; i < 20; ++i) ctl.observe(report(16, i, 4'000'000));
+  CHECK(ctl.stragglers().empty());
+  CHECK(ctl.log().empty());
+  // Ranks 4-7 at 1.3x from report 20 (a slow stage, say): 4 of 16 moved, the
+  // spread stays 0, nothing is a burst. Their medians move at 22 (3 of 5
+  // samples slow), patience 3: named at 24, as four GPUs (half of node 0).
+  for (; i < 25; ++i) ctl.observe(report(16, i, 4'000'000, {4, 5, 6, 7}, 1.3));
+  REQUIRE(ctl.stragglers().size() == 4);
+  for (int k = 0; k < 4; ++k) {
+    CHECK(ctl.stragglers()[static_cast<std::size_t>(k)].id == 4 + k);
+    CHECK(ctl.stragglers()[static_cast<std::size_t>(k)].since_iteration == 24);
+    CHECK(ctl.stragglers()[static_cast<std::size_t>(k)].slowdown == doctest::Approx(1.3));
   }
 }
 
