@@ -15,15 +15,15 @@ namespace parashift::test {
 
 namespace {
 
-constexpr int kSeqLen = 16;
+constexpr int kSeqLen = 8;
 
 core::ModelSpec contract_model(int layers) {
   core::ModelSpec m;
   m.name = "contract-tiny";
   m.layers = layers;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 4;
+  m.hidden = 32;
+  m.heads = 2;
+  m.kv_heads = 2;
   m.ffn_hidden = 4 * m.hidden;
   m.vocab = 16;
   return m;

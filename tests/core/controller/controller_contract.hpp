@@ -47,6 +47,16 @@ inline core::ParallelPlan contract_plan(int pp, int dp, int global_batch) {
   return plan;
 }
 
+/// The balancing cases' policy. The gate on gain (min_gain_s) sits well
+/// below the gains they derive, 11 and 6 layer times per iteration over 993
+/// iterations: 10.9 s and 6 s at the fake's 1 ms layers, gated at 1 s; 0.66 s
+/// and 0.36 s at the hw harness's ~60 us layers, gated at 0.1 s.
+template <class H>
+std::string balance_policy() {
+  return std::string("{straggler: {}, balance: {min_gain_s: ") + (H::kMeasured ? "0.1" : "1") +
+         "}}";
+}
+
 /// Directives the controller issued, from its log.
 inline std::vector<core::Directive> issued(const core::Controller& ctl) {
   std::vector<core::Directive> out;
@@ -101,13 +111,22 @@ TEST_CASE_TEMPLATE_DEFINE("contract: a 1.5x and a 2x slow GPU are named within 1
   }
 }
 
-TEST_CASE_TEMPLATE_DEFINE("contract: 1,000 healthy iterations with +-3% jitter decide nothing", H,
+TEST_CASE_TEMPLATE_DEFINE("contract: 1,000 healthy iterations decide nothing", H,
                           contract_healthy_is_quiet) {
   using namespace parashift;
   H h(test::ContractCase{test::contract_plan(4, 4, 32), 32});
   // Both modules on; a long run so that any real gain would pay for itself.
-  static_assert(!H::kMeasured, "a measured machine's noise is not the +-3% this case is about");
-  core::Controller ctl(h.job(1'000'000), test::policy_from_yaml("{straggler: {}, balance: {}}"),
+  // Measured: the noise is the machine's, not +-3%: on the dev VM one sample
+  // in 50 is 1.15x its iteration's median or more, mostly in bursts of a few
+  // iterations that scramble most ranks (left out: state_estimate.hpp), but
+  // also in smaller spells, as when one stage runs 1.2-1.3x in 2 of 3 iterations.
+  // A median over the default 5 iterations, moved by 3 slow samples, named a
+  // healthy rank in 1 of 6 recorded 1,000-iteration runs; over 7, moved by 4,
+  // in none (tests/core/controller/measured_trace_test.cpp replays the
+  // worst). A machine this noisy runs with `window: 7`; the checks are the same.
+  const std::string window = H::kMeasured ? "window: 7, " : "";
+  core::Controller ctl(h.job(1'000'000),
+                       test::policy_from_yaml("{" + window + "straggler: {}, balance: {}}"),
                        h.backend().capabilities());
   for (int i = 0; i < 1000; ++i) ctl.step(h.backend());
   // Medians of +-3% noise differ by < 6% between ranks (below 1.15); moving a
@@ -124,8 +143,7 @@ TEST_CASE_TEMPLATE_DEFINE("contract: 8 stages, one at 1.5x, re-partition to [4,4
   // pp 8, dp 1, 31 layers: the even split is [4,4,4,4,4,4,4,3]; 8 micro-batches.
   H h(test::ContractCase{test::contract_plan(8, 1, 8), 31});
   h.slow_down(3, 1.5);  // stage 3's only GPU, from the start
-  core::Controller ctl(h.job(1000),
-                       test::policy_from_yaml("{straggler: {}, balance: {min_gain_s: 1}}"),
+  core::Controller ctl(h.job(1000), test::policy_from_yaml(test::balance_policy<H>()),
                        h.backend().capabilities());
   for (int i = 0; i < 30; ++i) ctl.step(h.backend());
   const auto directives = test::issued(ctl);
@@ -161,8 +179,7 @@ TEST_CASE_TEMPLATE_DEFINE("contract: re-balance gives the slow replica fewer mic
   // pp 2, dp 4, one layer per stage, 28 sequences = 7 micro-batches per replica.
   H h(test::ContractCase{test::contract_plan(2, 4, 28), 2});
   h.slow_down(1, 2.0);  // rank 1 = replica 1, stage 0 (rank = dp + 4 x pp)
-  core::Controller ctl(h.job(1000),
-                       test::policy_from_yaml("{straggler: {}, balance: {min_gain_s: 1}}"),
+  core::Controller ctl(h.job(1000), test::policy_from_yaml(test::balance_policy<H>()),
                        h.backend().capabilities());
   for (int i = 0; i < 30; ++i) ctl.step(h.backend());
   const auto directives = test::issued(ctl);
