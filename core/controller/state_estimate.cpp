@@ -60,29 +60,32 @@ StateEstimate::StateEstimate(const ParallelPlan& plan, int window) : window_(win
   scratch_.reserve(ranks);
 }
 
-double StateEstimate::middle(std::vector<double>& values) {
-  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+double StateEstimate::lower_middle(std::vector<double>& values) {
+  const auto mid = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
   std::nth_element(values.begin(), mid, values.end());
   return *mid;
 }
 
-bool StateEstimate::disturbed(double spread) {
-  const auto at = static_cast<std::size_t>(samples_ % kSpreadHistory);
-  spreads_[at] = spread;
-  const auto n = static_cast<std::size_t>(std::min<std::int64_t>(samples_ + 1, kSpreadHistory));
-  const double usual = small_median(spreads_.data(), n);
-  return spread > std::max(kDisturbedSpread * usual, kSpreadFloor);
+bool StateEstimate::record_spread(double spread) {
+  // The usual spread: the median of the earlier iterations' (none: no burst).
+  const auto earlier =
+      static_cast<std::size_t>(std::min<std::int64_t>(samples_, std::int64_t{kSpreadHistory}));
+  const bool burst =
+      earlier > 0 &&
+      spread > std::max(kBurstSpread * small_median(spreads_.data(), earlier), kSpreadFloor);
+  spreads_[static_cast<std::size_t>(samples_) % kSpreadHistory] = spread;
+  return burst;
 }
 
-double StateEstimate::median_of(const Window& w, std::size_t index) const {
-  const auto n = static_cast<std::size_t>(std::min<std::int64_t>(samples_, window_));
+double StateEstimate::median_of(const Window& w, std::size_t index, std::int64_t count) const {
+  const auto n = static_cast<std::size_t>(std::min<std::int64_t>(count, window_));
   return small_median(w.values.data() + index * static_cast<std::size_t>(window_), n);
 }
 
 const std::vector<double>& StateEstimate::exposed_comm_ns() const {
   if (comm_stale_) {
     for (std::size_t r = 0; r < exposed_comm_ns_.size(); ++r) {
-      exposed_comm_ns_[r] = median_of(comm_window_, r);
+      exposed_comm_ns_[r] = median_of(comm_window_, r, samples_);
     }
     comm_stale_ = false;
   }
@@ -119,31 +122,35 @@ void StateEstimate::add(const StepReport& report, const JobModel& job) {
                                             ? 0.0
                                             : static_cast<double>(report.rank_exposed_comm_ns[r]);
   }
-  // This iteration's median over ranks; a rank's sample relative to it (1
-  // where nothing was computed, as when every stage's time is fixed).
+  // This iteration's median rank (the lower middle: with half the ranks slow
+  // it is a healthy one) and each rank relative to it (1 where nothing was
+  // computed, as when every stage's time is fixed).
   scratch_.assign(u_.begin(), u_.end());
-  const double now = middle(scratch_);
-  level_window_.values[slot] = now;
+  const double now = lower_middle(scratch_);
   const double inverse_now = now > 0 ? 1.0 / now : 0.0;
+  auto relative = [&](std::size_t r) { return now > 0 ? u_[r] * inverse_now : 1.0; };
   scratch_.clear();
-  for (std::size_t r = 0; r < ranks; ++r) {
-    const double relative = now > 0 ? u_[r] * inverse_now : 1.0;
-    relative_window_.values[r * w + slot] = relative;
-    scratch_.push_back(std::abs(relative - 1.0));
-  }
-  // A disturbed iteration says nothing about which rank is slow: every rank
-  // counts as the median rank in it.
-  if (disturbed(middle(scratch_))) {
-    for (std::size_t r = 0; r < ranks; ++r) relative_window_.values[r * w + slot] = 1.0;
-    ++disturbed_;
+  for (std::size_t r = 0; r < ranks; ++r) scratch_.push_back(std::abs(relative(r) - 1.0));
+  // A burst says nothing about which rank is slow, nor how fast the job is:
+  // it is not a sample of the shape or the level, whose windows keep the
+  // last `window` iterations that were not bursts.
+  if (record_spread(lower_middle(scratch_))) {
+    ++bursts_;
+  } else {
+    const auto kept = static_cast<std::size_t>(kept_ % window_);
+    level_window_.values[kept] = now;
+    for (std::size_t r = 0; r < ranks; ++r) relative_window_.values[r * w + kept] = relative(r);
+    ++kept_;
   }
   iteration_window_.values[slot] = static_cast<double>(report.iteration_ns);
   ++samples_;
   // The level (the median of the window's median ranks) times each rank's shape.
-  median_layer_ns_ = median_of(level_window_, 0);
-  for (std::size_t r = 0; r < ranks; ++r)
-    layer_ns_[r] = median_of(relative_window_, r) * median_layer_ns_;
-  iteration_ns_ = median_of(iteration_window_, 0);
+  if (kept_ > 0) {
+    median_layer_ns_ = median_of(level_window_, 0, kept_);
+    for (std::size_t r = 0; r < ranks; ++r)
+      layer_ns_[r] = median_of(relative_window_, r, kept_) * median_layer_ns_;
+  }
+  iteration_ns_ = median_of(iteration_window_, 0, samples_);
   comm_stale_ = true;
   peak_memory_bytes_.assign(report.rank_peak_memory_bytes.begin(),
                             report.rank_peak_memory_bytes.end());

@@ -11,37 +11,29 @@
 // exact.
 //
 // A rank's estimate is split into the job's level and the rank's shape: the
-// level is the windowed median of each iteration's median over ranks of u;
-// the shape is the windowed median of the rank's u over that iteration's
-// median (compared within an iteration, then filtered). A rank's layer_ns()
-// is its shape times the level. Filtering u itself would mix the two: when
-// the whole machine changes speed inside a window (measured on the hw
-// executor: every rank 1.9x faster from one iteration to the next), each
-// rank's median of u falls in the gap between the two speeds, wherever its
-// own noise puts it, and healthy ranks read up to 1.4x apart for a window's
-// length; compared within each iteration first, the same samples read at
-// most 1.2x apart.
+// level is the windowed median of each iteration's median rank's u; the
+// shape is the windowed median of the rank's u over its iteration's median
+// rank's. A rank's layer_ns() is its shape times the level. Filtering u
+// itself would mix the two: when the whole machine changes speed inside a
+// window (the hw executor on a shared VM: every rank 1.9x faster from one
+// iteration to the next), each rank's median of u falls anywhere between the
+// two speeds, wherever its own noise puts it. The median rank is the lower
+// middle on an even count, so that with half the ranks slow it is a healthy
+// one.
 //
 // Nor is a burst of machine noise a slow rank. For a few iterations at a time
-// the measured machine scrambles most ranks' times at once (single samples
-// 0.7x to 2.4x), and a rank that a burst hits in 3 iterations of a window of
-// 5 would read slow for a window's length. A straggler slows one rank, or a
-// node, a stage: under half the ranks, which leaves the iteration's spread
-// (the median over ranks of |relative - 1|) where the noise keeps it; a
-// burst moves most ranks and multiplies it. An iteration whose spread is
-// over kDisturbedSpread (3) times the median spread of the last
-// kSpreadHistory (15) iterations, and over kSpreadFloor (2%), is disturbed:
-// every rank's relative time in it counts as 1, so it moves no rank's shape.
-// On steady noise (the simulator's +-3% jitter: spreads of 1-2%) nothing is
-// disturbed; a lasting change of most ranks stops counting as disturbed once
-// it fills half the history.
-//
-// On six recorded 1,000-iteration healthy runs of the executor
-// (tests/core/controller/measured_trace_test.cpp), up to the first
-// directive, the default policy named a healthy rank 25 times and issued a
-// re-balance in 5 of the runs without either change, once and in 1 run with
-// both. The cost is two more medians over ranks per iteration: 0.62-0.84 ms
-// at 16,384 ranks against 0.56-0.84 ms (tools/bench/bench_controller.cpp).
+// such a machine scrambles most ranks' times at once, and a rank that a burst
+// hits in 3 iterations of a window of 5 would read slow for a window's
+// length. A straggler slows one rank, or a node, a stage, a replica: at most
+// half the ranks, which leaves the iteration's spread (the median rank's
+// |relative - 1|) where the noise keeps it; a burst moves most ranks and
+// multiplies it. An iteration whose spread is over kBurstSpread (3) times
+// the median spread of the kSpreadHistory (15) iterations before it, and over
+// kSpreadFloor (2%), is a burst: it is no sample of the shape or the level,
+// whose windows hold the last `window` iterations that were not. On steady
+// noise (the simulator's +-3% jitter: spreads of 1-2%) no iteration is one; a
+// lasting change of most ranks stops being one once it fills half the
+// history. README.md ("Controller contract") has the measurements.
 #pragma once
 
 #include <array>
@@ -57,7 +49,7 @@ namespace parashift::core {
 
 class StateEstimate {
  public:
-  static constexpr double kDisturbedSpread = 3.0;
+  static constexpr double kBurstSpread = 3.0;
   static constexpr double kSpreadFloor = 0.02;
   static constexpr std::size_t kSpreadHistory = 15;
 
@@ -70,10 +62,10 @@ class StateEstimate {
 
   int window() const { return window_; }
   std::int64_t samples() const { return samples_; }
-  /// Iterations found disturbed so far (see above).
-  std::int64_t disturbed_iterations() const { return disturbed_; }
-  /// A full window of samples is in.
-  bool ready() const { return samples_ >= window_; }
+  /// Iterations found to be bursts so far (see above).
+  std::int64_t bursts() const { return bursts_; }
+  /// A full window of samples that were not bursts is in.
+  bool ready() const { return kept_ >= window_; }
 
   int ranks() const { return static_cast<int>(stage_of_rank_.size()); }
   int stage_of(int rank) const { return stage_of_rank_[static_cast<std::size_t>(rank)]; }
@@ -105,11 +97,12 @@ class StateEstimate {
       values.assign(entries * static_cast<std::size_t>(window), 0.0);
     }
   };
-  double median_of(const Window& w, std::size_t index) const;
-  // Records this iteration's spread; true when it is disturbed.
-  bool disturbed(double spread);
-  // The element at size / 2 of `values` once sorted (reorders them).
-  static double middle(std::vector<double>& values);
+  // Median of the last min(count, window) values of entry `index`.
+  double median_of(const Window& w, std::size_t index, std::int64_t count) const;
+  // Records this iteration's spread; true when it makes the iteration a burst.
+  bool record_spread(double spread);
+  // The element at (size - 1) / 2 of `values` once sorted (reorders them).
+  static double lower_middle(std::vector<double>& values);
   void add_links(const StepReport& report);
 
   int window_;
@@ -125,7 +118,8 @@ class StateEstimate {
   mutable bool comm_stale_ = false;
   std::vector<double> peak_memory_bytes_;
   std::array<double, kSpreadHistory> spreads_{};  // the last iterations' spreads
-  std::int64_t disturbed_ = 0;
+  std::int64_t kept_ = 0;                         // iterations in the shape and level windows
+  std::int64_t bursts_ = 0;
   std::vector<double> u_;  // this iteration's per-layer times, by rank
   std::vector<double> scratch_;
   std::vector<double> inverse_layers_;   // per stage

@@ -30,6 +30,18 @@ double number_arg(char** argv, int i, const char* name, double lo, double hi) {
   return v;
 }
 
+// argv[i] as a whole number in [lo, hi], or exit 2 naming it.
+long integer_arg(char** argv, int i, const char* name, long lo, long hi) {
+  char* end = nullptr;
+  const long v = std::strtol(argv[i], &end, 10);
+  if (end == argv[i] || *end != '\0' || v < lo || v > hi) {
+    std::fprintf(stderr, "%s: %s: expected a whole number in %ld..%ld, got '%s'\n", argv[0], name,
+                 lo, hi, argv[i]);
+    std::exit(2);
+  }
+  return v;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,11 +50,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s OUT.csv [ITERATIONS [RANK FACTOR ONSET]]\n", argv[0]);
     return 2;
   }
-  const auto iterations =
-      argc >= 3 ? static_cast<long>(number_arg(argv, 2, "ITERATIONS", 1, 1e6)) : 1000L;
-  const int rank = argc == 6 ? static_cast<int>(number_arg(argv, 3, "RANK", 0, 15)) : -1;
+  const long iterations = argc >= 3 ? integer_arg(argv, 2, "ITERATIONS", 1, 1'000'000) : 1000L;
+  const int rank = argc == 6 ? static_cast<int>(integer_arg(argv, 3, "RANK", 0, 15)) : -1;
   const double factor = argc == 6 ? number_arg(argv, 4, "FACTOR", 1, 100) : 1.0;
-  const long onset = argc == 6 ? static_cast<long>(number_arg(argv, 5, "ONSET", 0, 1e6)) : 0L;
+  const long onset = argc == 6 ? integer_arg(argv, 5, "ONSET", 0, 1'000'000) : 0L;
   std::FILE* out = std::fopen(argv[1], "w");
   if (out == nullptr) {
     std::fprintf(stderr, "%s: cannot write '%s'\n", argv[0], argv[1]);
