@@ -7,8 +7,8 @@
 // live policy: a measured machine's noise, replayed deterministically.
 //   build/tests/hw/hw_record_trace OUT.csv [ITERATIONS [RANK FACTOR ONSET]]
 // ITERATIONS defaults to 1000. One line per iteration: iteration_ns, then
-// compute_ns of ranks 0..15, then exposed_comm_ns of ranks 0..15; lines
-// starting with '#' are comments.
+// compute_ns of ranks 0..15 (what the controller's state estimate reads);
+// lines starting with '#' are comments.
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -50,8 +50,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s OUT.csv [ITERATIONS [RANK FACTOR ONSET]]\n", argv[0]);
     return 2;
   }
+  core::ParallelPlan contract;  // the contract's healthy and detection job
+  contract.pp = 4;
+  contract.dp = 4;
+  contract.global_batch = 32;
   const long iterations = argc >= 3 ? integer_arg(argv, 2, "ITERATIONS", 1, 1'000'000) : 1000L;
-  const int rank = argc == 6 ? static_cast<int>(integer_arg(argv, 3, "RANK", 0, 15)) : -1;
+  const int rank =
+      argc == 6 ? static_cast<int>(integer_arg(argv, 3, "RANK", 0, contract.gpus() - 1)) : -1;
   const double factor = argc == 6 ? number_arg(argv, 4, "FACTOR", 1, 100) : 1.0;
   const long onset = argc == 6 ? integer_arg(argv, 5, "ONSET", 0, 1'000'000) : 0L;
   std::FILE* out = std::fopen(argv[1], "w");
@@ -59,10 +64,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: cannot write '%s'\n", argv[0], argv[1]);
     return 2;
   }
-  core::ParallelPlan contract;
-  contract.pp = 4;
-  contract.dp = 4;
-  contract.global_batch = 32;
   test::HwHarness h(test::ContractCase{contract, 32});
   const core::ParallelPlan plan = h.job(iterations).plan;  // as the executor runs it
   const std::time_t now = std::time(nullptr);
@@ -78,14 +79,12 @@ int main(int argc, char** argv) {
   } else {
     std::fprintf(out, "# healthy\n");
   }
-  std::fprintf(out, "# iteration_ns, compute_ns x 16 ranks, exposed_comm_ns x 16 ranks\n");
+  std::fprintf(out, "# iteration_ns, compute_ns x %d ranks\n", plan.gpus());
   for (long i = 0; i < iterations; ++i) {
     if (rank >= 0 && i == onset) h.slow_down(rank, factor);
     const core::StepReport r = h.backend().step(plan);
     std::fprintf(out, "%lld", static_cast<long long>(r.iteration_ns));
     for (const auto v : r.rank_compute_ns) std::fprintf(out, ",%lld", static_cast<long long>(v));
-    for (const auto v : r.rank_exposed_comm_ns)
-      std::fprintf(out, ",%lld", static_cast<long long>(v));
     std::fprintf(out, "\n");
   }
   return std::fclose(out) == 0 ? 0 : 1;
