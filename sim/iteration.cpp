@@ -9,6 +9,7 @@
 
 #include "core/cost/memory.hpp"
 #include "core/rank_layout.hpp"
+#include "core/scenario/scenario.hpp"
 #include "sim/collective.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
@@ -508,6 +509,17 @@ IterationResult simulate_iteration(const IterationInput& input, const core::Work
                                    const PathModel& paths) {
   IterationSim sim(input, profile, paths);
   return sim.run();
+}
+
+IterationInput scenario_input(const core::Scenario& scenario, const core::DeviceSpec& device,
+                              NetworkModel network) {
+  IterationInput input;
+  input.model = &scenario.model;
+  input.device = &device;
+  input.plan = &scenario.plan;
+  input.seq_len = scenario.training.seq_len;
+  input.network = network;
+  return input;
 }
 
 }  // namespace parashift::sim

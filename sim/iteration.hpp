@@ -25,6 +25,10 @@
 #include "core/parallel_plan.hpp"
 #include "sim/path_model.hpp"
 
+namespace parashift::core {
+struct Scenario;
+}
+
 namespace parashift::sim {
 
 class TraceRecorder;
@@ -98,6 +102,11 @@ struct IterationResult {
 /// Bytes each GPU holds per parameter it owns: the ZeRO paper's 16 (bf16
 /// weights and gradients, fp32 master, momentum, variance), sharded per the plan.
 double static_bytes_per_param(const core::ParallelPlan& plan);
+
+/// The scenario's model, plan and sequence length on `device` (the input
+/// points into both), an even split and nominal GPUs.
+IterationInput scenario_input(const core::Scenario& scenario, const core::DeviceSpec& device,
+                              NetworkModel network);
 
 /// Even split used when IterationInput::layers_per_virtual_stage is empty.
 std::vector<int> even_layer_split(int layers, int virtual_stages);

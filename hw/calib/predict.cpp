@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/scenario/scenario.hpp"
 #include "hw/calib/executor_kernels.hpp"
 #include "hw/exec/pipeline_schedule.hpp"
 #include "hw/exec/work_split.hpp"
@@ -48,6 +49,15 @@ struct StageTimes {
 };
 
 }  // namespace
+
+ExecutorJob executor_job(const core::Scenario& scenario, OptimizerKind optimizer) {
+  ExecutorJob job;
+  job.model = &scenario.model;
+  job.plan = &scenario.plan;
+  job.seq_len = scenario.training.seq_len;
+  job.optimizer = optimizer;
+  return job;
+}
 
 LayerShape executor_layer_shape(const ExecutorJob& job) {
   const auto& m = *job.model;

@@ -20,6 +20,10 @@
 #include "hw/model/layer_ops.hpp"
 #include "hw/model/optimizer.hpp"
 
+namespace parashift::core {
+struct Scenario;
+}
+
 namespace parashift::hw {
 
 struct ExecutorJob {
@@ -39,6 +43,10 @@ struct IterationPrediction {
   core::TimeNs dp_ns = 0;              // gradient buckets after the pipeline
   core::TimeNs optimizer_ns = 0;       // the largest stage's step
 };
+
+/// The scenario's model, plan and sequence length (the job points into it).
+ExecutorJob executor_job(const core::Scenario& scenario,
+                         OptimizerKind optimizer = OptimizerKind::Adam);
 
 /// The shape of one layer on one rank for one micro-batch, as HwBackend builds it.
 LayerShape executor_layer_shape(const ExecutorJob& job);

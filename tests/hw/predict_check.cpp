@@ -79,11 +79,7 @@ struct Ratios {
 };
 
 Ratios run_plan(const core::Scenario& scenario, hw::Communicator& world) {
-  hw::ExecutorJob job;
-  job.model = &scenario.model;
-  job.plan = &scenario.plan;
-  job.seq_len = scenario.training.seq_len;
-  job.optimizer = hw::OptimizerKind::Adam;
+  const hw::ExecutorJob job = hw::executor_job(scenario, hw::OptimizerKind::Adam);
   hw::HwOptions options;
   options.job = "predict-check";
   hw::HwBackend backend(scenario.model, scenario.training.seq_len, scenario.run.seed, scenario.plan,
@@ -111,12 +107,8 @@ Ratios run_plan(const core::Scenario& scenario, hw::Communicator& world) {
     const double replay =
         static_cast<double>(hw::predict_iteration(job, profile).iteration_ns) / 1e6;
     const core::DeviceSpec device = hw::device_from_profile(profile);
-    sim::IterationInput input;
-    input.model = &scenario.model;
-    input.device = &device;
-    input.plan = &scenario.plan;
-    input.seq_len = scenario.training.seq_len;
-    input.network = sim::NetworkModel::Path;
+    const sim::IterationInput input =
+        sim::scenario_input(scenario, device, sim::NetworkModel::Path);
     const double simulated =
         static_cast<double>(
             sim::simulate_iteration(input, hw::executor_work_profile(job, profile), paths)

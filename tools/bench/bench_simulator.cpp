@@ -19,11 +19,7 @@ using namespace parashift;
 void run_iterations(benchmark::State& state, const core::Scenario& s) {
   const sim::PathModel paths(s.topology);
   const auto profile = core::work_profile(s.model, s.device, s.plan, s.training.seq_len);
-  sim::IterationInput in;
-  in.model = &s.model;
-  in.device = &s.device;
-  in.plan = &s.plan;
-  in.seq_len = s.training.seq_len;
+  const sim::IterationInput in = sim::scenario_input(s, s.device, sim::NetworkModel::MaxMin);
   std::uint64_t events = 0;
   for (auto _ : state) {
     const auto r = sim::simulate_iteration(in, profile, paths);
@@ -32,8 +28,8 @@ void run_iterations(benchmark::State& state, const core::Scenario& s) {
   }
   state.counters["gpus"] = s.topology.gpu_count();
   state.counters["events"] = static_cast<double>(events);
-  state.counters["events_per_s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["events_per_s"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_weak_scaling_llama3_405b(benchmark::State& state) {
@@ -46,7 +42,11 @@ void BM_weak_scaling_llama3_405b(benchmark::State& state) {
        "plan.dp=" + std::to_string(dp), "training.global_batch=" + std::to_string(16 * dp)});
   run_iterations(state, s);
 }
-BENCHMARK(BM_weak_scaling_llama3_405b)->Arg(128)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_weak_scaling_llama3_405b)
+    ->Arg(128)
+    ->Arg(512)
+    ->Arg(2048)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_scenario(benchmark::State& state, const char* file) {
   const core::Scenario s =

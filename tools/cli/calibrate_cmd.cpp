@@ -61,9 +61,7 @@ void run_calibrate_cuda(const CalibrateOptions& opts, CliContext& ctx) {
   hw::ExecutorJob job;
   if (!opts.scenario.empty()) {
     scenario = core::load_scenario(opts.scenario, opts.overrides);
-    job.model = &scenario->model;
-    job.plan = &scenario->plan;
-    job.seq_len = scenario->training.seq_len;
+    job = hw::executor_job(*scenario);
     shapes = hw::distinct_gemms(hw::executor_layer_shape(job));
   }
   const int repeats = opts.quick ? 5 : 20;
@@ -111,10 +109,7 @@ void run_calibrate(const CalibrateOptions& opts, CliContext& ctx) {
   auto profile = hw::measure_calibration(*world, opts.quick);
   if (!opts.scenario.empty()) {
     const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
-    hw::ExecutorJob job;
-    job.model = &scenario.model;
-    job.plan = &scenario.plan;
-    job.seq_len = scenario.training.seq_len;
+    const hw::ExecutorJob job = hw::executor_job(scenario);
     // Also sets the share of a core the ranks got over those passes.
     hw::measure_executor_kernels(*world, hw::executor_layer_shape(job), opts.quick ? 10 : 40,
                                  profile);

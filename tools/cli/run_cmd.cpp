@@ -142,18 +142,9 @@ void run_sim(const RunOptions& opts, const core::Scenario& scenario, int iterati
 void run_sim_calibrated(const RunOptions& opts, const core::Scenario& scenario, CliContext& ctx) {
   const hw::CalibrationProfile profile = hw::load_calibration(opts.profile_path);
   const core::DeviceSpec device = hw::device_from_profile(profile);
-  hw::ExecutorJob job;
-  job.model = &scenario.model;
-  job.plan = &scenario.plan;
-  job.seq_len = scenario.training.seq_len;
-  job.optimizer = hw::parse_optimizer(opts.optimizer);
+  const hw::ExecutorJob job = hw::executor_job(scenario, hw::parse_optimizer(opts.optimizer));
   const core::WorkProfile work = hw::executor_work_profile(job, profile);
-  sim::IterationInput input;
-  input.model = &scenario.model;
-  input.device = &device;
-  input.plan = &scenario.plan;
-  input.seq_len = scenario.training.seq_len;
-  input.network = sim::NetworkModel::Path;
+  const sim::IterationInput input = sim::scenario_input(scenario, device, sim::NetworkModel::Path);
   const sim::PathModel paths(scenario.topology);
   const sim::IterationResult simulated = sim::simulate_iteration(input, work, paths);
   const hw::IterationPrediction replay = hw::predict_iteration(job, profile);
