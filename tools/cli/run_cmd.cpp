@@ -1,10 +1,12 @@
-// `parashift run SCENARIO --backend hw|sim`: the same iterations on the
-// real-hardware executor (one process per rank, under mpirun) or on the
-// simulator. hw prints the measured loss and times of every iteration.
+// `parashift run SCENARIO --backend hw|sim|cuda`: the same iterations on the
+// real-hardware executor (one process per rank, under mpirun), on the
+// simulator, or (one-rank plans) on one GPU (tools/cli/device_run.hpp). hw
+// and cuda print the measured loss and times of every iteration.
 // `--backend sim --profile CALIB.json` predicts the hw executor instead: the
 // simulator gets the calibrated device and the executor's op list timed with
 // the calibrated kernels (hw::executor_work_profile), and the executor's own
 // replay (hw::predict_iteration) is printed beside it.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -23,6 +25,12 @@
 
 #ifdef PARASHIFT_HAVE_MPI
 #include "hw/cpu/mpi_session.hpp"
+#endif
+#ifdef PARASHIFT_HAVE_CUDA
+#include "hw/cuda/cuda_kernels.hpp"
+#include "hw/cuda/cuda_probe.hpp"
+#include "hw/device/device_trainer.hpp"
+#include "tools/cli/device_run.hpp"
 #endif
 
 namespace parashift::tools {
@@ -46,6 +54,8 @@ struct RunOptions {
   bool keep_snapshots = false;
   std::vector<std::string> repartitions;
   std::string inject_kill;
+  int device = -1;   // cuda: GPU index (-1: not given, GPU 0)
+  std::string math;  // cuda: fp32 or tf32 (empty: not given, fp32)
 };
 
 std::string fmt(const char* format, double value) {
@@ -247,9 +257,41 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
 }
 #endif
 
+#ifdef PARASHIFT_HAVE_CUDA
+void run_cuda(const RunOptions& opts, const core::Scenario& scenario, int iterations,
+              CliContext& ctx) {
+  hw::check_one_rank_plan(scenario.plan);
+  const int device = std::max(0, opts.device);
+  const hw::CudaProbe probe = hw::probe_cuda();
+  if (device >= static_cast<int>(probe.devices.size()))
+    throw core::InputError("--device " + std::to_string(device) + ": no such CUDA device (" +
+                           std::to_string(probe.devices.size()) + " visible" +
+                           (probe.note.empty() ? "" : ": " + probe.note) + ")");
+  hw::CudaKernels kernels(device, opts.math == "tf32" ? hw::CudaMath::Tf32 : hw::CudaMath::Fp32);
+  DeviceRunOptions run;
+  run.iterations = iterations;
+  run.optimizer.kind = hw::parse_optimizer(opts.optimizer);
+  run.optimizer.learning_rate = static_cast<float>(opts.learning_rate);
+  const nlohmann::json out = run_device_training(kernels, scenario, run, ctx);
+  if (!opts.json_path.empty()) write_json_file(opts.json_path, out);
+}
+#endif
+
 void run_run(const RunOptions& opts, CliContext& ctx) {
+  if (opts.backend != "cuda" && (opts.device >= 0 || !opts.math.empty()))
+    throw core::InputError(std::string(opts.device >= 0 ? "--device" : "--math") +
+                           ": only with --backend cuda");
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
   const int iterations = opts.iterations > 0 ? opts.iterations : scenario.run.iterations;
+  if (opts.backend == "cuda") {
+#ifdef PARASHIFT_HAVE_CUDA
+    return run_cuda(opts, scenario, iterations, ctx);
+#else
+    throw core::InputError(
+        "--backend cuda: this parashift was built without the CUDA toolkit and NCCL "
+        "(configure with PARASHIFT_WITH_CUDA=ON)");
+#endif
+  }
   if (opts.backend == "sim" && !opts.profile_path.empty())
     return run_sim_calibrated(opts, scenario, ctx);
   if (opts.backend == "sim") return run_sim(opts, scenario, iterations, ctx);
@@ -269,10 +311,12 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Run a scenario's training iterations on real hardware (--backend hw, one process per "
-      "rank: mpirun -np N parashift run ...) or on the simulator (--backend sim)");
+      "rank: mpirun -np N parashift run ...; --backend cuda, a one-rank plan on one GPU) or on "
+      "the simulator (--backend sim)");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML file")->required();
-  cmd->add_option("--backend", opts->backend, "hw (real executor) or sim (simulator)")
-      ->check(CLI::IsMember({"hw", "sim"}))
+  cmd->add_option("--backend", opts->backend,
+                  "hw (real executor), sim (simulator) or cuda (one-rank plan on one GPU)")
+      ->check(CLI::IsMember({"hw", "sim", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--iterations", opts->iterations,
                   "Iterations (default: the scenario's run.iterations)")
@@ -315,6 +359,11 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--inject-kill", opts->inject_kill,
                   "hw fault injection: rank R sends itself SIGKILL before iteration I")
       ->type_name("R@I");
+  cmd->add_option("--device", opts->device, "cuda: GPU index (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--math", opts->math,
+                  "cuda: GEMM precision, fp32 (default) or tf32 (tensor cores)")
+      ->check(CLI::IsMember({"fp32", "tf32"}));
   cmd->callback([opts, &ctx] { run_run(*opts, ctx); });
 }
 

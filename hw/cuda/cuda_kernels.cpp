@@ -1,0 +1,134 @@
+#include "hw/cuda/cuda_kernels.hpp"
+
+#include "hw/cuda/cuda_check.hpp"
+#include "hw/cuda/kernel_launch.hpp"
+
+namespace parashift::hw {
+
+struct CudaKernels::State {
+  int device = 0;
+  CudaMath math = CudaMath::Fp32;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  double* loss_sum = nullptr;  // the squared-error kernel's device accumulator
+};
+
+CudaKernels::CudaKernels(int device, CudaMath math) : state_(std::make_unique<State>()) {
+  state_->device = device;
+  state_->math = math;
+  CUDACHECK(cudaSetDevice(device));
+  CUDACHECK(cudaStreamCreate(&state_->stream));
+  CUBLASCHECK(cublasCreate(&state_->blas));
+  CUBLASCHECK(cublasSetStream(state_->blas, state_->stream));
+  CUBLASCHECK(cublasSetMathMode(
+      state_->blas, math == CudaMath::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+  CUDACHECK(cudaMalloc(&state_->loss_sum, sizeof(double)));
+}
+
+CudaKernels::~CudaKernels() {
+  // Destructors do not throw: codes are ignored on the way out.
+  cudaStreamSynchronize(state_->stream);
+  cudaFree(state_->loss_sum);
+  cublasDestroy(state_->blas);
+  cudaStreamDestroy(state_->stream);
+}
+
+std::string CudaKernels::name() const {
+  cudaDeviceProp prop{};
+  CUDACHECK(cudaGetDeviceProperties(&prop, state_->device));
+  return std::string("cuda ") + prop.name + (state_->math == CudaMath::Tf32 ? " tf32" : " fp32");
+}
+
+float* CudaKernels::allocate(std::size_t elements) {
+  void* data = nullptr;
+  const std::size_t bytes = sizeof(float) * (elements > 0 ? elements : 1);
+  CUDACHECK(cudaMalloc(&data, bytes));
+  CUDACHECK(cudaMemsetAsync(data, 0, bytes, state_->stream));
+  return static_cast<float*>(data);
+}
+
+void CudaKernels::release(float* data) {
+  CUDACHECK(cudaStreamSynchronize(state_->stream));
+  CUDACHECK(cudaFree(data));
+}
+
+// Pageable host memory: the call returns once the source has been staged,
+// so the caller may free or reuse it.
+void CudaKernels::upload(std::span<const float> host, float* device) {
+  CUDACHECK(cudaMemcpyAsync(device, host.data(), host.size_bytes(), cudaMemcpyHostToDevice,
+                            state_->stream));
+}
+
+void CudaKernels::download(const float* device, std::span<float> host) {
+  CUDACHECK(cudaMemcpyAsync(host.data(), device, host.size_bytes(), cudaMemcpyDeviceToHost,
+                            state_->stream));
+  CUDACHECK(cudaStreamSynchronize(state_->stream));
+}
+
+void CudaKernels::copy(const float* from, float* to, std::size_t elements) {
+  CUDACHECK(cudaMemcpyAsync(to, from, sizeof(float) * elements, cudaMemcpyDeviceToDevice,
+                            state_->stream));
+}
+
+void CudaKernels::fill_zero(float* data, std::size_t elements) {
+  CUDACHECK(cudaMemsetAsync(data, 0, sizeof(float) * elements, state_->stream));
+}
+
+void CudaKernels::synchronize() {
+  CUDACHECK(cudaStreamSynchronize(state_->stream));
+}
+
+// Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
+// operands swap places and keep their own transposition and leading dimension.
+void CudaKernels::gemm(const GemmCall& c) {
+  CUBLASCHECK(cublasSgemmStridedBatched(state_->blas, c.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                        c.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, c.n, c.m, c.k,
+                                        &c.alpha, c.b, c.ldb, static_cast<long long>(c.stride_b),
+                                        c.a, c.lda, static_cast<long long>(c.stride_a), &c.beta,
+                                        c.c, c.ldc, static_cast<long long>(c.stride_c), c.batch));
+}
+
+void CudaKernels::add(const float* a, const float* b, float* out, std::size_t n) {
+  cuda_launch::add(a, b, out, n, state_->stream);
+}
+
+void CudaKernels::gelu(const float* u, float* act, std::size_t n) {
+  cuda_launch::gelu(u, act, n, state_->stream);
+}
+
+void CudaKernels::gelu_backward(const float* dact, const float* u, float* du, std::size_t n) {
+  cuda_launch::gelu_backward(dact, u, du, n, state_->stream);
+}
+
+void CudaKernels::causal_softmax(float* scores, int blocks, int seq) {
+  cuda_launch::causal_softmax(scores, blocks, seq, state_->stream);
+}
+
+void CudaKernels::causal_softmax_backward(const float* probs, const float* dprobs, float* ds,
+                                          int blocks, int seq, float scale) {
+  cuda_launch::causal_softmax_backward(probs, dprobs, ds, blocks, seq, scale, state_->stream);
+}
+
+double CudaKernels::squared_error(const float* y, const float* target, float* dy, std::size_t n,
+                                  double denominator) {
+  CUDACHECK(cudaMemsetAsync(state_->loss_sum, 0, sizeof(double), state_->stream));
+  cuda_launch::squared_error(y, target, dy, n, static_cast<float>(2.0 / denominator),
+                             state_->loss_sum, state_->stream);
+  double sum = 0;
+  CUDACHECK(cudaMemcpyAsync(&sum, state_->loss_sum, sizeof(double), cudaMemcpyDeviceToHost,
+                            state_->stream));
+  CUDACHECK(cudaStreamSynchronize(state_->stream));
+  return sum / denominator;
+}
+
+void CudaKernels::sgd_update(float* w, const float* g, std::size_t n, float learning_rate) {
+  cuda_launch::sgd_update(w, g, n, learning_rate, state_->stream);
+}
+
+void CudaKernels::adam_update(float* w, float* m, float* v, const float* g, std::size_t n,
+                              const AdamStep& s) {
+  cuda_launch::adam_update(w, m, v, g, n, s.learning_rate, s.beta1, s.beta2, s.epsilon,
+                           s.correction1, s.correction2, state_->stream);
+}
+
+}  // namespace parashift::hw

@@ -1,0 +1,28 @@
+// Launchers of the CUDA flavour's element-wise kernels (kernel_launch.cu),
+// queued on `stream`; each checks its launch and throws HwError on failure.
+// C++17 and free of the project's C++20 headers, so nvcc and the host
+// compiler both read it. Include only from hw/cuda.
+#pragma once
+
+#include <cstddef>
+
+#include <cuda_runtime.h>
+
+namespace parashift::hw::cuda_launch {
+
+void add(const float* a, const float* b, float* out, std::size_t n, cudaStream_t stream);
+void gelu(const float* u, float* act, std::size_t n, cudaStream_t stream);
+void gelu_backward(const float* dact, const float* u, float* du, std::size_t n,
+                   cudaStream_t stream);
+void causal_softmax(float* scores, int blocks, int seq, cudaStream_t stream);
+void causal_softmax_backward(const float* probs, const float* dprobs, float* ds, int blocks,
+                             int seq, float scale, cudaStream_t stream);
+/// Adds sum((y - t)^2) into *loss_sum (device double) and writes dy = (y - t) x grad_scale.
+void squared_error(const float* y, const float* target, float* dy, std::size_t n, float grad_scale,
+                   double* loss_sum, cudaStream_t stream);
+void sgd_update(float* w, const float* g, std::size_t n, float learning_rate, cudaStream_t stream);
+void adam_update(float* w, float* m, float* v, const float* g, std::size_t n, float learning_rate,
+                 float beta1, float beta2, float epsilon, float correction1, float correction2,
+                 cudaStream_t stream);
+
+}  // namespace parashift::hw::cuda_launch

@@ -1,0 +1,282 @@
+#include "hw/device/device_layer.hpp"
+
+#include <cmath>
+
+namespace parashift::hw {
+
+namespace {
+
+std::size_t count(int rows, int cols) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+}
+
+std::size_t score_elements(const LayerShape& s) {
+  return count(s.sequences * s.heads_local(), s.seq_len) * static_cast<std::size_t>(s.seq_len);
+}
+
+// C (m x n, ldc) = alpha op(A) op(B) + beta C for one matrix of each.
+GemmCall plain(int m, int n, int k, const float* a, int lda, bool a_t, const float* b, int ldb,
+               bool b_t, float* c, int ldc, float beta = 0.0f) {
+  GemmCall g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a;
+  g.lda = lda;
+  g.a_transposed = a_t;
+  g.b = b;
+  g.ldb = ldb;
+  g.b_transposed = b_t;
+  g.c = c;
+  g.ldc = ldc;
+  g.beta = beta;
+  return g;
+}
+
+// The per-head views of one sequence: head h's block of a tokens x width
+// matrix starts h * head_dim columns on (stride head_dim); a score block is
+// seq x seq, contiguous (stride seq^2).
+struct HeadBatch {
+  const LayerShape& s;
+  int b;  // sequence
+  std::int64_t d() const { return s.head_dim(); }
+  std::int64_t scores() const { return static_cast<std::int64_t>(s.seq_len) * s.seq_len; }
+  // Offset of sequence b's first row in a tokens x `width` matrix.
+  std::size_t rows(int width) const { return count(b * s.seq_len, width); }
+  std::size_t score_block() const { return count(b * s.heads_local(), s.seq_len) * s.seq_len; }
+
+  GemmCall call(int m, int n, int k) const {
+    GemmCall g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.batch = s.heads_local();
+    return g;
+  }
+};
+
+}  // namespace
+
+DeviceLayerTensors upload_layer(DeviceKernels& k, const LayerTensors& host) {
+  DeviceLayerTensors d;
+  auto from = host.all();
+  auto to = d.all();
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const auto n = static_cast<std::size_t>(from[i]->size());
+    *to[i] = DeviceBuffer(k, n);
+    k.upload(std::span<const float>(from[i]->data(), n), to[i]->data());
+  }
+  return d;
+}
+
+DeviceLayerTensors zero_device_layer(DeviceKernels& k, const LayerShape& s) {
+  DeviceLayerTensors d;
+  d.wqkv = DeviceBuffer(k, count(s.hidden, 3 * s.hidden_local()));
+  d.wo = DeviceBuffer(k, count(s.hidden_local(), s.hidden));
+  d.w1 = DeviceBuffer(k, count(s.hidden, s.ffn_local()));
+  d.w2 = DeviceBuffer(k, count(s.ffn_local(), s.hidden));
+  return d;
+}
+
+LayerTensors download_layer(DeviceKernels& k, const DeviceLayerTensors& d, const LayerShape& s) {
+  LayerTensors host = zero_layer(s);
+  auto to = host.all();
+  auto from = d.all();
+  for (std::size_t i = 0; i < to.size(); ++i)
+    k.download(from[i]->data(),
+               std::span<float>(to[i]->data(), static_cast<std::size_t>(to[i]->size())));
+  return host;
+}
+
+DeviceStash::DeviceStash(DeviceKernels& k, const LayerShape& s)
+    : x(k, count(s.tokens(), s.hidden)),
+      qkv(k, count(s.tokens(), 3 * s.hidden_local())),
+      probs(k, score_elements(s)),
+      ctx(k, count(s.tokens(), s.hidden_local())),
+      x1(k, count(s.tokens(), s.hidden)),
+      u(k, count(s.tokens(), s.ffn_local())),
+      act(k, count(s.tokens(), s.ffn_local())) {}
+
+std::size_t DeviceStash::bytes() const {
+  std::size_t n = 0;
+  for (const DeviceBuffer* b : {&x, &qkv, &probs, &ctx, &x1, &u, &act}) n += b->size();
+  return n * sizeof(float);
+}
+
+DeviceWorkspace::DeviceWorkspace(DeviceKernels& k, const LayerShape& s)
+    : a(k, count(s.tokens(), s.hidden)),
+      b(k, count(s.tokens(), s.hidden)),
+      dact(k, count(s.tokens(), s.ffn_local())),
+      du(k, count(s.tokens(), s.ffn_local())),
+      dctx(k, count(s.tokens(), s.hidden_local())),
+      dqkv(k, count(s.tokens(), 3 * s.hidden_local())),
+      dprobs(k, score_elements(s)) {}
+
+void device_layer_forward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
+                          const float* x, float* out, DeviceStash& st, DeviceWorkspace& ws,
+                          const DeviceTpReduce& tp_reduce) {
+  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+  const int seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  k.copy(x, st.x.data(), count(t, h));
+  k.gemm(plain(t, w3, h, st.x.data(), h, false, w.wqkv.data(), w3, false, st.qkv.data(), w3));
+  for (int b = 0; b < s.sequences; ++b) {
+    const HeadBatch hb{s, b};
+    const float* q = st.qkv.data() + hb.rows(w3);
+    // Scores: P_h = (Q_h K_h^T) x scale.
+    GemmCall scores = hb.call(seq, seq, d);
+    scores.a = q;
+    scores.lda = w3;
+    scores.stride_a = hb.d();
+    scores.b = q + hl;
+    scores.ldb = w3;
+    scores.stride_b = hb.d();
+    scores.b_transposed = true;
+    scores.c = st.probs.data() + hb.score_block();
+    scores.ldc = seq;
+    scores.stride_c = hb.scores();
+    scores.alpha = scale;
+    k.gemm(scores);
+  }
+  k.causal_softmax(st.probs.data(), s.sequences * s.heads_local(), seq);
+  for (int b = 0; b < s.sequences; ++b) {
+    const HeadBatch hb{s, b};
+    // Context: C_h = P_h V_h.
+    GemmCall ctx = hb.call(seq, d, seq);
+    ctx.a = st.probs.data() + hb.score_block();
+    ctx.lda = seq;
+    ctx.stride_a = hb.scores();
+    ctx.b = st.qkv.data() + hb.rows(w3) + 2 * hl;
+    ctx.ldb = w3;
+    ctx.stride_b = hb.d();
+    ctx.c = st.ctx.data() + hb.rows(hl);
+    ctx.ldc = hl;
+    ctx.stride_c = hb.d();
+    k.gemm(ctx);
+  }
+  k.gemm(plain(t, h, hl, st.ctx.data(), hl, false, w.wo.data(), h, false, ws.a.data(), h));
+  tp_reduce(ws.a.data(), count(t, h));
+  k.add(st.x.data(), ws.a.data(), st.x1.data(), count(t, h));
+  k.gemm(plain(t, fl, h, st.x1.data(), h, false, w.w1.data(), fl, false, st.u.data(), fl));
+  k.gelu(st.u.data(), st.act.data(), count(t, fl));
+  k.gemm(plain(t, h, fl, st.act.data(), fl, false, w.w2.data(), h, false, ws.b.data(), h));
+  tp_reduce(ws.b.data(), count(t, h));
+  k.add(st.x1.data(), ws.b.data(), out, count(t, h));
+}
+
+void device_layer_backward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
+                           const DeviceStash& st, const float* dy, float* dx, DeviceLayerTensors& g,
+                           DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce) {
+  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+  const int seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  float* dx1 = ws.a.data();
+  float* dx_attn = ws.b.data();
+  // MLP: out = x1 + gelu(x1 W1) W2.
+  k.gemm(plain(fl, h, t, st.act.data(), fl, true, dy, h, false, g.w2.data(), h, 1.0f));
+  k.gemm(plain(t, fl, h, dy, h, false, w.w2.data(), h, true, ws.dact.data(), fl));
+  k.gelu_backward(ws.dact.data(), st.u.data(), ws.du.data(), count(t, fl));
+  k.gemm(plain(h, fl, t, st.x1.data(), h, true, ws.du.data(), fl, false, g.w1.data(), fl, 1.0f));
+  k.gemm(plain(t, h, fl, ws.du.data(), fl, false, w.w1.data(), fl, true, dx1, h));
+  tp_reduce(dx1, count(t, h));
+  k.add(dy, dx1, dx1, count(t, h));
+  // Attention: x1 = x + ctx Wo.
+  k.gemm(plain(hl, h, t, st.ctx.data(), hl, true, dx1, h, false, g.wo.data(), h, 1.0f));
+  k.gemm(plain(t, hl, h, dx1, h, false, w.wo.data(), h, true, ws.dctx.data(), hl));
+  for (int b = 0; b < s.sequences; ++b) {
+    const HeadBatch hb{s, b};
+    const float* dc = ws.dctx.data() + hb.rows(hl);
+    const float* v = st.qkv.data() + hb.rows(w3) + 2 * hl;
+    // dP_h = dC_h V_h^T.
+    GemmCall dp = hb.call(seq, seq, d);
+    dp.a = dc;
+    dp.lda = hl;
+    dp.stride_a = hb.d();
+    dp.b = v;
+    dp.ldb = w3;
+    dp.stride_b = hb.d();
+    dp.b_transposed = true;
+    dp.c = ws.dprobs.data() + hb.score_block();
+    dp.ldc = seq;
+    dp.stride_c = hb.scores();
+    k.gemm(dp);
+    // dV_h = P_h^T dC_h.
+    GemmCall dv = hb.call(seq, d, seq);
+    dv.a = st.probs.data() + hb.score_block();
+    dv.lda = seq;
+    dv.stride_a = hb.scores();
+    dv.a_transposed = true;
+    dv.b = dc;
+    dv.ldb = hl;
+    dv.stride_b = hb.d();
+    dv.c = ws.dqkv.data() + hb.rows(w3) + 2 * hl;
+    dv.ldc = w3;
+    dv.stride_c = hb.d();
+    k.gemm(dv);
+  }
+  // dS = softmax'(P, dP) x scale, in place over dP.
+  k.causal_softmax_backward(st.probs.data(), ws.dprobs.data(), ws.dprobs.data(),
+                            s.sequences * s.heads_local(), seq, scale);
+  for (int b = 0; b < s.sequences; ++b) {
+    const HeadBatch hb{s, b};
+    const float* q = st.qkv.data() + hb.rows(w3);
+    const float* ds = ws.dprobs.data() + hb.score_block();
+    float* dq = ws.dqkv.data() + hb.rows(w3);
+    // dQ_h = dS_h K_h, dK_h = dS_h^T Q_h.
+    GemmCall dqc = hb.call(seq, d, seq);
+    dqc.a = ds;
+    dqc.lda = seq;
+    dqc.stride_a = hb.scores();
+    dqc.b = q + hl;
+    dqc.ldb = w3;
+    dqc.stride_b = hb.d();
+    dqc.c = dq;
+    dqc.ldc = w3;
+    dqc.stride_c = hb.d();
+    k.gemm(dqc);
+    GemmCall dkc = dqc;
+    dkc.a_transposed = true;
+    dkc.b = q;
+    dkc.c = dq + hl;
+    k.gemm(dkc);
+  }
+  k.gemm(plain(h, w3, t, st.x.data(), h, true, ws.dqkv.data(), w3, false, g.wqkv.data(), w3, 1.0f));
+  k.gemm(plain(t, h, w3, ws.dqkv.data(), w3, false, w.wqkv.data(), w3, true, dx_attn, h));
+  tp_reduce(dx_attn, count(t, h));
+  k.add(dx1, dx_attn, dx, count(t, h));
+}
+
+DeviceOptimizerState zero_device_state(DeviceKernels& k, const OptimizerConfig& config,
+                                       const LayerShape& shape) {
+  DeviceOptimizerState state;
+  if (config.kind == OptimizerKind::Adam) {
+    state.m = zero_device_layer(k, shape);
+    state.v = zero_device_layer(k, shape);
+  }
+  return state;
+}
+
+void device_optimizer_update(DeviceKernels& k, const OptimizerConfig& c, long long step,
+                             DeviceLayerTensors& weights, const DeviceLayerTensors& grads,
+                             DeviceOptimizerState& state) {
+  auto w = weights.all();
+  const auto g = grads.all();
+  if (c.kind == OptimizerKind::Sgd) {
+    for (std::size_t i = 0; i < w.size(); ++i)
+      k.sgd_update(w[i]->data(), g[i]->data(), w[i]->size(), c.learning_rate);
+    return;
+  }
+  AdamStep s;
+  s.learning_rate = c.learning_rate;
+  s.beta1 = c.beta1;
+  s.beta2 = c.beta2;
+  s.epsilon = c.epsilon;
+  s.correction1 = 1.0f - std::pow(c.beta1, static_cast<float>(step));
+  s.correction2 = 1.0f - std::pow(c.beta2, static_cast<float>(step));
+  auto m = state.m.all();
+  auto v = state.v.all();
+  for (std::size_t i = 0; i < w.size(); ++i)
+    k.adam_update(w[i]->data(), m[i]->data(), v[i]->data(), g[i]->data(), w[i]->size(), s);
+}
+
+}  // namespace parashift::hw

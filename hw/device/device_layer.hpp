@@ -1,0 +1,77 @@
+// The synthetic transformer layer of hw/model/layer.hpp on a device's
+// kernels (device_kernels.hpp): the same math, the same tensor-parallel
+// split and all-reduce points, with weights, gradients, optimizer moments
+// and the forward stash in device memory. Attention runs as GEMMs batched
+// over the rank's heads (one call per sequence), softmax as one kernel over
+// every head's score block. With HostKernels it equals layer.cpp to float
+// rounding (tests/hw/device_layer_test.cpp); with CudaKernels it is the
+// CUDA flavour's layer.
+#pragma once
+
+#include <array>
+#include <functional>
+
+#include "hw/device/device_kernels.hpp"
+#include "hw/model/layer.hpp"
+#include "hw/model/optimizer.hpp"
+
+namespace parashift::hw {
+
+struct DeviceLayerTensors {
+  DeviceBuffer wqkv, wo, w1, w2;  // shapes as LayerTensors
+  std::array<DeviceBuffer*, 4> all() { return {&wqkv, &wo, &w1, &w2}; }
+  std::array<const DeviceBuffer*, 4> all() const { return {&wqkv, &wo, &w1, &w2}; }
+};
+
+DeviceLayerTensors upload_layer(DeviceKernels& kernels, const LayerTensors& host);
+/// Zeros of `shape`'s shard shapes.
+DeviceLayerTensors zero_device_layer(DeviceKernels& kernels, const LayerShape& shape);
+LayerTensors download_layer(DeviceKernels& kernels, const DeviceLayerTensors& device,
+                            const LayerShape& shape);
+
+/// What forward keeps for backward (LayerStash on the device); sized once
+/// for `shape` and reused by every micro-batch that passes through.
+struct DeviceStash {
+  DeviceStash(DeviceKernels& kernels, const LayerShape& shape);
+  DeviceBuffer x, qkv, probs, ctx, x1, u, act;
+  std::size_t bytes() const;
+};
+
+/// Scratch for one layer's forward and backward of `shape`, shared by all
+/// the layers of a rank (they run one after another on the device).
+struct DeviceWorkspace {
+  DeviceWorkspace(DeviceKernels& kernels, const LayerShape& shape);
+  DeviceBuffer a, b;      // tokens x hidden: attention / MLP outputs, then dx1 / dx_attn
+  DeviceBuffer dact, du;  // tokens x ffn_local
+  DeviceBuffer dctx;      // tokens x hidden_local
+  DeviceBuffer dqkv;      // tokens x 3 hidden_local
+  DeviceBuffer dprobs;    // like the stash's probs
+};
+
+/// In-place sum over the tensor-parallel group of `elements` device floats.
+using DeviceTpReduce = std::function<void(float* data, std::size_t elements)>;
+
+/// out = x + attn(x), then + mlp(.); `x` and `out` are tokens x hidden on
+/// the device and may be the same buffer.
+void device_layer_forward(DeviceKernels& kernels, const DeviceLayerTensors& w,
+                          const LayerShape& shape, const float* x, float* out, DeviceStash& stash,
+                          DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce);
+/// dx = d loss / d x from dy (both tokens x hidden, may be the same buffer);
+/// adds the weight gradients into `grads`.
+void device_layer_backward(DeviceKernels& kernels, const DeviceLayerTensors& w,
+                           const LayerShape& shape, const DeviceStash& stash, const float* dy,
+                           float* dx, DeviceLayerTensors& grads, DeviceWorkspace& ws,
+                           const DeviceTpReduce& tp_reduce);
+
+/// Adam's moments on the device (empty for SGD).
+struct DeviceOptimizerState {
+  DeviceLayerTensors m, v;
+};
+DeviceOptimizerState zero_device_state(DeviceKernels& kernels, const OptimizerConfig& config,
+                                       const LayerShape& shape);
+/// optimizer_update (hw/model/optimizer.hpp) on the device: step `step` (1-based).
+void device_optimizer_update(DeviceKernels& kernels, const OptimizerConfig& config, long long step,
+                             DeviceLayerTensors& weights, const DeviceLayerTensors& grads,
+                             DeviceOptimizerState& state);
+
+}  // namespace parashift::hw
