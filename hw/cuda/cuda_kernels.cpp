@@ -21,7 +21,7 @@ CudaKernels::CudaKernels(int device, CudaMath math) : state_(std::make_unique<St
   CUBLASCHECK(cublasCreate(&state_->blas));
   CUBLASCHECK(cublasSetStream(state_->blas, state_->stream));
   CUBLASCHECK(cublasSetMathMode(
-      state_->blas, math == CudaMath::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+      state_->blas, math == CudaMath::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   CUDACHECK(cudaMalloc(&state_->loss_sum, sizeof(double)));
 }
 
@@ -47,9 +47,11 @@ float* CudaKernels::allocate(std::size_t elements) {
   return static_cast<float*>(data);
 }
 
+// Called from DeviceBuffer's destructor, also while an HwError unwinds after
+// a CUDA fault: it must not throw, so codes are ignored (the fault was reported).
 void CudaKernels::release(float* data) {
-  CUDACHECK(cudaStreamSynchronize(state_->stream));
-  CUDACHECK(cudaFree(data));
+  cudaStreamSynchronize(state_->stream);
+  cudaFree(data);
 }
 
 // Pageable host memory: the call returns once the source has been staged,

@@ -160,28 +160,33 @@ unsigned rows_of(int blocks, int seq) {
 }  // namespace
 
 void add(const float* a, const float* b, float* out, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;  // an empty grid is a launch error
   add_kernel<<<grid_for(n), kThreads, 0, stream>>>(a, b, out, n);
   check_launch("add");
 }
 
 void gelu(const float* u, float* act, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;  // an empty grid is a launch error
   gelu_kernel<<<grid_for(n), kThreads, 0, stream>>>(u, act, n);
   check_launch("gelu");
 }
 
 void gelu_backward(const float* dact, const float* u, float* du, std::size_t n,
                    cudaStream_t stream) {
+  if (n == 0) return;  // an empty grid is a launch error
   gelu_backward_kernel<<<grid_for(n), kThreads, 0, stream>>>(dact, u, du, n);
   check_launch("gelu_backward");
 }
 
 void causal_softmax(float* scores, int blocks, int seq, cudaStream_t stream) {
+  if (rows_of(blocks, seq) == 0) return;  // an empty grid is a launch error
   causal_softmax_kernel<<<rows_of(blocks, seq), kThreads, 0, stream>>>(scores, seq);
   check_launch("causal_softmax");
 }
 
 void causal_softmax_backward(const float* probs, const float* dprobs, float* ds, int blocks,
                              int seq, float scale, cudaStream_t stream) {
+  if (rows_of(blocks, seq) == 0) return;  // an empty grid is a launch error
   causal_softmax_backward_kernel<<<rows_of(blocks, seq), kThreads, 0, stream>>>(probs, dprobs, ds,
                                                                                 seq, scale);
   check_launch("causal_softmax_backward");
@@ -189,12 +194,14 @@ void causal_softmax_backward(const float* probs, const float* dprobs, float* ds,
 
 void squared_error(const float* y, const float* target, float* dy, std::size_t n, float grad_scale,
                    double* loss_sum, cudaStream_t stream) {
+  if (n == 0) return;  // an empty grid is a launch error
   squared_error_kernel<<<grid_for(n), kThreads, 0, stream>>>(y, target, dy, n, grad_scale,
                                                              loss_sum);
   check_launch("squared_error");
 }
 
 void sgd_update(float* w, const float* g, std::size_t n, float learning_rate, cudaStream_t stream) {
+  if (n == 0) return;  // an empty grid is a launch error
   sgd_kernel<<<grid_for(n), kThreads, 0, stream>>>(w, g, n, learning_rate);
   check_launch("sgd_update");
 }
@@ -202,6 +209,7 @@ void sgd_update(float* w, const float* g, std::size_t n, float learning_rate, cu
 void adam_update(float* w, float* m, float* v, const float* g, std::size_t n, float learning_rate,
                  float beta1, float beta2, float epsilon, float correction1, float correction2,
                  cudaStream_t stream) {
+  if (n == 0) return;  // an empty grid is a launch error
   adam_kernel<<<grid_for(n), kThreads, 0, stream>>>(w, m, v, g, n, learning_rate, beta1, beta2,
                                                     epsilon, correction1, correction2);
   check_launch("adam_update");

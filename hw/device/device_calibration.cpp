@@ -85,8 +85,8 @@ CalibrationProfile calibrate_device_kernels(DeviceKernels& k, const LayerShape& 
   const std::size_t mlp = count(s.tokens(), s.ffn_local());
   const std::size_t scores = count(per_head * s.seq_len, s.seq_len);
   const std::size_t act = count(s.tokens(), s.hidden);
-  DeviceBuffer x(k, std::max(mlp, scores)), y(k, std::max(mlp, scores)),
-      z(k, std::max(mlp, scores));
+  const std::size_t most = std::max({mlp, scores, act});
+  DeviceBuffer x(k, most), y(k, most), z(k, most);
   const auto per_element = [&](std::size_t n, auto&& call) {
     return median_s(k, repeats, call) * 1e9 / static_cast<double>(n);
   };

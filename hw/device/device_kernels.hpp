@@ -48,7 +48,8 @@ class DeviceKernels {
   virtual ~DeviceKernels() = default;
   virtual std::string name() const = 0;
 
-  /// `elements` zeroed floats in device memory; release() frees them.
+  /// `elements` zeroed floats in device memory; release() frees them and
+  /// never throws (DeviceBuffer's destructor calls it).
   virtual float* allocate(std::size_t elements) = 0;
   virtual void release(float* data) = 0;
   virtual void upload(std::span<const float> host, float* device) = 0;
