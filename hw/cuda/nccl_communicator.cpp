@@ -12,6 +12,17 @@ namespace {
 
 constexpr int kIdTag = 30'999;
 
+// Device memory (the executor's buffers on CudaKernels) goes to NCCL as it
+// is; host memory (losses, reports, snapshot bytes) through a device copy.
+bool on_device(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    cudaGetLastError();  // clear the error: an unknown pointer is host memory
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
 class NcclCommunicator : public Communicator {
  public:
   NcclCommunicator(ncclComm_t comm, int device) : comm_(comm), device_(device) {
@@ -112,28 +123,41 @@ class NcclCommunicator : public Communicator {
     return staging_;
   }
 
-  void reduce(void* host, std::size_t bytes, std::size_t count, ncclDataType_t type,
+  // In place on `data`; blocking, like the MPI flavour: the caller's
+  // stream work on device data is finished (HwBackend synchronizes its
+  // kernels before each collective), and the result is there on return.
+  void reduce(void* data, std::size_t bytes, std::size_t count, ncclDataType_t type,
               ncclRedOp_t op) {
-    void* device = stage(bytes);
-    CUDACHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
-    NCCLCHECK(ncclAllReduce(device, device, count, type, op, comm_, stream_));
-    CUDACHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
+    if (on_device(data)) {
+      NCCLCHECK(ncclAllReduce(data, data, count, type, op, comm_, stream_));
+    } else {
+      void* device = stage(bytes);
+      CUDACHECK(cudaMemcpyAsync(device, data, bytes, cudaMemcpyHostToDevice, stream_));
+      NCCLCHECK(ncclAllReduce(device, device, count, type, op, comm_, stream_));
+      CUDACHECK(cudaMemcpyAsync(data, device, bytes, cudaMemcpyDeviceToHost, stream_));
+    }
     CUDACHECK(cudaStreamSynchronize(stream_));
   }
 
-  void post_send(const void* host, std::size_t bytes, int peer) {
+  // The payload is copied (host or device source alike) into a buffer that
+  // lives until flush_sends(), so the caller may reuse its own at once.
+  void post_send(const void* data, std::size_t bytes, int peer) {
     void* device = nullptr;
     CUDACHECK(cudaMalloc(&device, bytes));
     pending_.push_back(device);
-    CUDACHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, send_stream_));
+    CUDACHECK(cudaMemcpyAsync(device, data, bytes, cudaMemcpyDefault, send_stream_));
     NCCLCHECK(ncclSend(device, bytes, ncclUint8, peer, comm_, send_stream_));
   }
 
-  void receive(void* host, std::size_t bytes, int peer, int tag) {
+  void receive(void* data, std::size_t bytes, int peer, int tag) {
     check_tag(tag);
-    void* device = stage(bytes);
-    NCCLCHECK(ncclRecv(device, bytes, ncclUint8, peer, comm_, stream_));
-    CUDACHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
+    if (on_device(data)) {
+      NCCLCHECK(ncclRecv(data, bytes, ncclUint8, peer, comm_, stream_));
+    } else {
+      void* device = stage(bytes);
+      NCCLCHECK(ncclRecv(device, bytes, ncclUint8, peer, comm_, stream_));
+      CUDACHECK(cudaMemcpyAsync(data, device, bytes, cudaMemcpyDeviceToHost, stream_));
+    }
     CUDACHECK(cudaStreamSynchronize(stream_));
   }
 

@@ -1,7 +1,8 @@
 // The CUDA flavour's collectives: an NCCL communicator behind the executor's
-// Communicator interface. Host spans are staged through a device buffer on
-// the communicator's stream (the executor's layers live on the host today;
-// a device-resident executor would hand device pointers straight through).
+// Communicator interface. Spans of device memory (the executor's buffers on
+// CudaKernels: activations, tp partial sums, dp gradient buckets) go to NCCL
+// as they are; host spans (losses, reports, snapshot bytes) are staged
+// through a device buffer on the communicator's stream.
 // Groups are split with ncclCommSplit, so tp/pp/dp groups share the parent's
 // NCCL bootstrap. NCCL has no tags: messages between two ranks arrive in the
 // order they were sent, which is the order the executor's schedule posts

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "hw/calib/executor_kernels.hpp"
@@ -15,48 +17,69 @@ std::size_t count(int rows, int cols) {
   return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
 }
 
-template <typename Call>
-double median_s(DeviceKernels& k, int repeats, Call&& call) {
-  call();  // warm-up: library kernel selection, first-touch
-  std::vector<double> seconds;
-  for (int r = 0; r < std::max(1, repeats); ++r) {
-    k.synchronize();
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    k.synchronize();
-    seconds.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+// Kernels timed in passes: each pass runs every kernel once, so a burst of
+// noise on the machine touches one sample of many kernels rather than all
+// the samples of one (as hw/calib/executor_kernels.hpp does on the CPU).
+class PassBench {
+ public:
+  explicit PassBench(DeviceKernels& k) : k_(k) {}
+  /// A kernel; its result is the median seconds of one call over `per_call`.
+  void add(std::function<void()> call, double per_call = 1.0) {
+    entries_.push_back({std::move(call), per_call, {}});
   }
-  std::nth_element(seconds.begin(), seconds.begin() + static_cast<long>(seconds.size() / 2),
-                   seconds.end());
-  return std::max(seconds[seconds.size() / 2], 1e-9);
-}
+  void run(int passes) {
+    for (auto& e : entries_) e.call();  // warm-up: library kernel selection, first-touch
+    for (int p = 0; p < std::max(1, passes); ++p)
+      for (auto& e : entries_) {
+        k_.synchronize();
+        const auto start = std::chrono::steady_clock::now();
+        e.call();
+        k_.synchronize();
+        e.seconds.push_back(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+  }
+  double median_s(std::size_t i) {
+    auto& s = entries_[i].seconds;
+    std::nth_element(s.begin(), s.begin() + static_cast<long>(s.size() / 2), s.end());
+    return std::max(s[s.size() / 2], 1e-9) / entries_[i].per_call;
+  }
 
-// Seconds of one GEMM of `op`'s shape: `batch` of them in one strided call
-// (contiguous operands), divided by `batch`.
-double gemm_s(DeviceKernels& k, const GemmOp& op, int batch, int repeats) {
-  const std::size_t a_n = count(op.m, op.k), b_n = count(op.k, op.n), c_n = count(op.m, op.n);
-  DeviceBuffer a(k, a_n * static_cast<std::size_t>(batch));
-  DeviceBuffer b(k, b_n * static_cast<std::size_t>(batch));
-  DeviceBuffer c(k, c_n * static_cast<std::size_t>(batch));
+ private:
+  struct Entry {
+    std::function<void()> call;
+    double per_call;
+    std::vector<double> seconds;
+  };
+  DeviceKernels& k_;
+  std::vector<Entry> entries_;
+};
+
+// `batch` GEMMs of `op`'s shape in one strided call on contiguous operands.
+struct GemmBench {
+  GemmBench(DeviceKernels& k, const GemmOp& op, int batch)
+      : a(k, count(op.m, op.k) * static_cast<std::size_t>(batch)),
+        b(k, count(op.k, op.n) * static_cast<std::size_t>(batch)),
+        c(k, count(op.m, op.n) * static_cast<std::size_t>(batch)) {
+    call.m = op.m;
+    call.n = op.n;
+    call.k = op.k;
+    call.a_transposed = op.a_transposed;
+    call.b_transposed = op.b_transposed;
+    call.a = a.data();
+    call.lda = op.a_transposed ? op.m : op.k;
+    call.stride_a = static_cast<std::int64_t>(count(op.m, op.k));
+    call.b = b.data();
+    call.ldb = op.b_transposed ? op.k : op.n;
+    call.stride_b = static_cast<std::int64_t>(count(op.k, op.n));
+    call.c = c.data();
+    call.ldc = op.n;
+    call.stride_c = static_cast<std::int64_t>(count(op.m, op.n));
+    call.batch = batch;
+  }
+  DeviceBuffer a, b, c;
   GemmCall call;
-  call.m = op.m;
-  call.n = op.n;
-  call.k = op.k;
-  call.a_transposed = op.a_transposed;
-  call.b_transposed = op.b_transposed;
-  call.a = a.data();
-  call.lda = op.a_transposed ? op.m : op.k;
-  call.stride_a = static_cast<std::int64_t>(a_n);
-  call.b = b.data();
-  call.ldb = op.b_transposed ? op.k : op.n;
-  call.stride_b = static_cast<std::int64_t>(b_n);
-  call.c = c.data();
-  call.ldc = op.n;
-  call.stride_c = static_cast<std::int64_t>(c_n);
-  call.batch = batch;
-  return median_s(k, repeats, [&] { k.gemm(call); }) / batch;
-}
+};
 
 }  // namespace
 
@@ -65,9 +88,11 @@ CalibrationProfile calibrate_device_kernels(DeviceKernels& k, const LayerShape& 
   p.device = k.name();
   p.ranks = 1;
   p.cpu_share = 1.0;  // a device of its own
+  PassBench bench(k);
   // GEMMs: the per-head ones (count = heads x sequences in the op list) run
   // batched over the heads, one call per sequence (device_layer.cpp).
   const int per_head = s.heads_local() * s.sequences;
+  std::vector<std::unique_ptr<GemmBench>> gemms;
   for (const auto& ops : {layer_forward_ops(s), layer_backward_ops(s)})
     for (const GemmOp& op : ops.gemms) {
       const bool seen = std::any_of(p.gemm.begin(), p.gemm.end(), [&](const GemmPoint& g) {
@@ -78,48 +103,50 @@ CalibrationProfile calibrate_device_kernels(DeviceKernels& k, const LayerShape& 
       GemmOp one = op;
       one.count = 1;
       const int batch = op.count == per_head ? s.heads_local() : 1;
-      p.gemm.push_back({op.m, op.n, op.k, one.flops() / gemm_s(k, one, batch, repeats),
-                        op.a_transposed, op.b_transposed});
+      gemms.push_back(std::make_unique<GemmBench>(k, one, batch));
+      bench.add([&k, g = gemms.back().get()] { k.gemm(g->call); }, batch);
+      p.gemm.push_back({op.m, op.n, op.k, one.flops(), op.a_transposed, op.b_transposed});
     }
-  // Element-wise kernels on the layer's own sizes.
+  // Element-wise kernels on the layer's own sizes, per element.
   const std::size_t mlp = count(s.tokens(), s.ffn_local());
   const std::size_t scores = count(per_head * s.seq_len, s.seq_len);
   const std::size_t act = count(s.tokens(), s.hidden);
   const std::size_t most = std::max({mlp, scores, act});
   DeviceBuffer x(k, most), y(k, most), z(k, most);
-  const auto per_element = [&](std::size_t n, auto&& call) {
-    return median_s(k, repeats, call) * 1e9 / static_cast<double>(n);
-  };
-  p.kernels.push_back(
-      {to_string(PointwiseKind::Gelu), per_element(mlp, [&] { k.gelu(x.data(), y.data(), mlp); })});
-  p.kernels.push_back({to_string(PointwiseKind::GeluBackward), per_element(mlp, [&] {
-                         k.gelu_backward(x.data(), y.data(), z.data(), mlp);
-                       })});
-  p.kernels.push_back({to_string(PointwiseKind::CausalSoftmax), per_element(scores, [&] {
-                         k.causal_softmax(x.data(), per_head, s.seq_len);
-                       })});
-  p.kernels.push_back({to_string(PointwiseKind::CausalSoftmaxBackward), per_element(scores, [&] {
-                         k.causal_softmax_backward(x.data(), y.data(), z.data(), per_head,
-                                                   s.seq_len, 0.5f);
-                       })});
+  const auto n = [](std::size_t elements) { return static_cast<double>(elements); };
+  bench.add([&] { k.gelu(x.data(), y.data(), mlp); }, n(mlp));
+  bench.add([&] { k.gelu_backward(x.data(), y.data(), z.data(), mlp); }, n(mlp));
+  bench.add([&] { k.causal_softmax(x.data(), per_head, s.seq_len); }, n(scores));
+  bench.add(
+      [&] { k.causal_softmax_backward(x.data(), y.data(), z.data(), per_head, s.seq_len, 0.5f); },
+      n(scores));
   // The optimizer per parameter, on one layer's worth.
   const std::size_t params = count(s.hidden, 4 * s.hidden_local() + 2 * s.ffn_local());
   DeviceBuffer w(k, params), g(k, params), m(k, params), v(k, params);
-  p.kernels.push_back(
-      {kSgdKernel, per_element(params, [&] { k.sgd_update(w.data(), g.data(), params, 1e-3f); })});
-  AdamStep step{1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.001f};
-  p.kernels.push_back({kAdamKernel, per_element(params, [&] {
-                         k.adam_update(w.data(), m.data(), v.data(), g.data(), params, step);
-                       })});
+  const AdamStep step{1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.001f};
+  bench.add([&] { k.sgd_update(w.data(), g.data(), params, 1e-3f); }, n(params));
+  bench.add([&] { k.adam_update(w.data(), m.data(), v.data(), g.data(), params, step); },
+            n(params));
   // The data set is resident: a micro-batch's input is one device copy, and
   // its target nothing; the predictor charges the data kernel for both, so
   // each gets half the copy.
-  const double copy_s = median_s(k, repeats, [&] { k.copy(x.data(), y.data(), act); });
-  p.kernels.push_back({kDataKernel, 0.5 * copy_s * 1e9 / static_cast<double>(act)});
-  p.kernels.push_back({kLossKernel, per_element(act, [&] {
-                         k.squared_error(x.data(), y.data(), z.data(), act, 1.0);
-                       })});
-  p.memory_Bps = 2.0 * sizeof(float) * static_cast<double>(act) / copy_s;
+  bench.add([&] { k.copy(x.data(), y.data(), act); }, n(act));
+  bench.add([&] { k.squared_error(x.data(), y.data(), z.data(), act, 1.0); }, n(act));
+  bench.run(repeats);
+
+  for (std::size_t i = 0; i < p.gemm.size(); ++i)
+    p.gemm[i].flops_per_s /= bench.median_s(i);  // held the FLOPs of one GEMM until now
+  std::size_t i = p.gemm.size();
+  for (const PointwiseKind kind :
+       {PointwiseKind::Gelu, PointwiseKind::GeluBackward, PointwiseKind::CausalSoftmax,
+        PointwiseKind::CausalSoftmaxBackward})
+    p.kernels.push_back({to_string(kind), bench.median_s(i++) * 1e9});
+  p.kernels.push_back({kSgdKernel, bench.median_s(i++) * 1e9});
+  p.kernels.push_back({kAdamKernel, bench.median_s(i++) * 1e9});
+  const double copy_s_per_element = bench.median_s(i++);
+  p.kernels.push_back({kDataKernel, 0.5 * copy_s_per_element * 1e9});
+  p.kernels.push_back({kLossKernel, bench.median_s(i++) * 1e9});
+  p.memory_Bps = 2.0 * sizeof(float) / copy_s_per_element;
   return p;
 }
 

@@ -93,14 +93,11 @@ void HostKernels::add(const float* a, const float* b, float* out, std::size_t n)
 }
 
 void HostKernels::gelu(const float* u, float* act, std::size_t n) {
-  const Matrix in = Eigen::Map<const Matrix>(u, 1, idx(n));
-  Eigen::Map<Matrix>(act, 1, idx(n)) = hw::gelu(in);
+  hw::gelu(u, act, n);
 }
 
 void HostKernels::gelu_backward(const float* dact, const float* u, float* du, std::size_t n) {
-  const Matrix d = Eigen::Map<const Matrix>(dact, 1, idx(n));
-  const Matrix in = Eigen::Map<const Matrix>(u, 1, idx(n));
-  Eigen::Map<Matrix>(du, 1, idx(n)) = hw::gelu_backward(d, in);
+  hw::gelu_backward(dact, u, du, n);
 }
 
 void HostKernels::causal_softmax(float* scores, int blocks, int seq) {

@@ -10,6 +10,7 @@
 
 #include "core/input_error.hpp"
 #include "hw/cpu/host_allocator.hpp"
+#include "hw/device/host_kernels.hpp"
 #include "hw/exec/pipeline_schedule.hpp"
 #include "hw/exec/work_split.hpp"
 #include "hw/model/synthetic_data.hpp"
@@ -91,8 +92,8 @@ int backward_tag(int micro_batch) {
   return 2 * micro_batch + 1;
 }
 
-std::span<float> span_of(Matrix& m) {
-  return {m.data(), static_cast<std::size_t>(m.size())};
+std::span<float> span_of(DeviceBuffer& b) {
+  return {b.data(), b.size()};
 }
 
 }  // namespace
@@ -106,7 +107,9 @@ struct HwBackend::Counters {
 
 HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t seed,
                      const core::ParallelPlan& plan, HwOptions options, Communicator& world)
-    : model_(model),
+    : own_kernels_(options.kernels == nullptr ? std::make_unique<HostKernels>() : nullptr),
+      kernels_(options.kernels == nullptr ? own_kernels_.get() : options.kernels),
+      model_(model),
       plan_(plan),
       seed_(seed),
       options_(std::move(options)),
@@ -124,6 +127,10 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
                            " does not divide the job's " + std::to_string(world.size()) + " ranks");
   shape_ = {model.hidden, model.heads, model.ffn_hidden, plan.tp, seq_len, plan.micro_batch};
   groups_ = make_comm_groups(world, plan);
+  workspace_.emplace(*kernels_, shape_);
+  const auto activation = static_cast<std::size_t>(shape_.tokens()) * shape_.hidden;
+  activation_ = DeviceBuffer(*kernels_, activation);
+  target_ = DeviceBuffer(*kernels_, activation);
   layers_per_stage_ = even_split(model.layers, plan.pp);
   micro_batches_ = std::vector<int>(static_cast<std::size_t>(plan.dp), plan.micro_batches());
   const int first = stage_first_layer();
@@ -165,10 +172,42 @@ int HwBackend::stage_first_layer() const {
 
 HwBackend::LayerSlot HwBackend::new_slot(int layer) const {
   LayerSlot slot;
-  slot.weights = init_layer(shape_, seed_, layer, groups_.coord.tp);
-  slot.grads = zero_layer(shape_);
-  slot.state = zero_state(options_.optimizer, shape_);
+  slot.weights = upload_layer(*kernels_, init_layer(shape_, seed_, layer, groups_.coord.tp));
+  slot.grads = zero_device_layer(*kernels_, shape_);
+  slot.state = zero_device_state(*kernels_, options_.optimizer, shape_);
   return slot;
+}
+
+HwBackend::LayerSlot HwBackend::blank_slot() const {
+  LayerSlot slot;
+  slot.weights = zero_device_layer(*kernels_, shape_);
+  slot.grads = zero_device_layer(*kernels_, shape_);
+  slot.state = zero_device_state(*kernels_, options_.optimizer, shape_);
+  return slot;
+}
+
+DeviceStash HwBackend::take_stash() {
+  if (free_stash_.empty()) return DeviceStash(*kernels_, shape_);
+  DeviceStash s = std::move(free_stash_.back());
+  free_stash_.pop_back();
+  return s;
+}
+
+const float* HwBackend::sample(int micro_batch, bool target, DeviceBuffer& scratch) {
+  auto& resident = target ? resident_targets_ : resident_inputs_;
+  if (const auto it = resident.find(micro_batch); it != resident.end()) return it->second.data();
+  const Matrix host = target ? micro_batch_target(shape_, seed_, micro_batch)
+                             : micro_batch_input(shape_, seed_, micro_batch);
+  DeviceBuffer* into = &scratch;
+  if (options_.resident_data)
+    into = &resident.emplace(micro_batch, DeviceBuffer(*kernels_, scratch.size())).first->second;
+  kernels_->upload(std::span<const float>(host.data(), scratch.size()), into->data());
+  return into->data();
+}
+
+DeviceBuffer& HwBackend::loss_grad(std::size_t micro_batch) {
+  while (loss_grad_.size() <= micro_batch) loss_grad_.emplace_back(*kernels_, activation_.size());
+  return loss_grad_[micro_batch];
 }
 
 core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
@@ -179,14 +218,16 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   Counters counters;
   const core::TimeNs start = now_ns();
   for (auto& [index, slot] : layers_)
-    for (Matrix* g : slot.grads.all()) g->setZero();
+    for (DeviceBuffer* g : slot.grads.all()) kernels_->fill_zero(g->data(), g->size());
   run_pipeline(counters);
   all_reduce_gradients(counters);
   {
     SlotGuard held(options_.compute_slots);
     const core::TimeNs t0 = compute_now_ns();
     for (auto& [index, slot] : layers_)
-      optimizer_update(options_.optimizer, iteration_ + 1, slot.weights, slot.grads, slot.state);
+      device_optimizer_update(*kernels_, options_.optimizer, iteration_ + 1, slot.weights,
+                              slot.grads, slot.state);
+    kernels_->synchronize();
     stretch(compute_now_ns() - t0);
     counters.compute_ns += compute_now_ns() - t0;
   }
@@ -202,92 +243,99 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
 
 void HwBackend::run_pipeline(Counters& c) {
   Communicator& pp = *groups_.pp;
+  DeviceKernels& k = *kernels_;
   const int stage = groups_.coord.pp;
   const bool first = stage == 0, last = stage == plan_.pp - 1;
   const int my_micro_batches = micro_batches_[static_cast<std::size_t>(groups_.coord.dp)];
   const int all_micro_batches = std::accumulate(micro_batches_.begin(), micro_batches_.end(), 0);
   const int global_offset = offsets_of(micro_batches_)[static_cast<std::size_t>(groups_.coord.dp)];
-  const double activation_bytes = static_cast<double>(shape_.tokens()) * shape_.hidden * 4.0;
+  const std::size_t activation = activation_.size();
+  const double activation_bytes = static_cast<double>(activation) * 4.0;
+  const double loss_denominator = static_cast<double>(activation) * all_micro_batches;
 
   core::TimeNs tp_compute_clock_ns = 0;  // tp all-reduces on the compute clock
   SlotGuard* held = nullptr;  // the compute segment's slot, given up around a tp all-reduce
-  const TpReduce tp_reduce = [&](Matrix& m) {
+  const DeviceTpReduce tp_reduce = [&](float* data, std::size_t n) {
     if (plan_.tp == 1) return;
+    k.synchronize();  // the layer's work so far is compute, and the buffer is ready
     const core::TimeNs t0 = compute_now_ns();
     {
       ScopedTimer timer(c.tp_ns);
       held->give();
-      groups_.tp->all_reduce_sum(span_of(m));
+      groups_.tp->all_reduce_sum(std::span<float>(data, n));
       held->take();
     }
     tp_compute_clock_ns += compute_now_ns() - t0;
-    c.tp_bytes += static_cast<double>(m.size()) * 4.0;
+    c.tp_bytes += static_cast<double>(n) * 4.0;
   };
-  std::vector<std::vector<LayerStash>> stash(static_cast<std::size_t>(my_micro_batches));
-  std::vector<Matrix> loss_grad(static_cast<std::size_t>(my_micro_batches));
+  std::vector<std::vector<DeviceStash>> stash(static_cast<std::size_t>(my_micro_batches));
   double stash_bytes = 0;
 
   for (const PipelineOp& op : stage_schedule(plan_.schedule, stage, plan_.pp, my_micro_batches)) {
     const auto mb = static_cast<std::size_t>(op.micro_batch);
-    Matrix x(shape_.tokens(), shape_.hidden);
     if (op.forward) {
       if (first) {
-        x = micro_batch_input(shape_, seed_, global_offset + op.micro_batch);
+        const float* x = sample(global_offset + op.micro_batch, false, activation_);
+        if (x != activation_.data()) k.copy(x, activation_.data(), activation);
       } else {
         ScopedTimer timer(c.pp_ns);
-        pp.recv(span_of(x), stage - 1, forward_tag(op.micro_batch));
+        pp.recv(span_of(activation_), stage - 1, forward_tag(op.micro_batch));
       }
       SlotGuard slot_held(options_.compute_slots);
       held = &slot_held;
       const core::TimeNs tp_before = tp_compute_clock_ns;
       const core::TimeNs t0 = compute_now_ns();
-      stash[mb].resize(layers_.size());
+      for (std::size_t i = 0; i < layers_.size(); ++i) stash[mb].push_back(take_stash());
       std::size_t i = 0;
       for (auto& [index, slot] : layers_)
-        x = layer_forward(slot.weights, shape_, x, stash[mb][i++], tp_reduce);
+        device_layer_forward(k, slot.weights, shape_, activation_.data(), activation_.data(),
+                             stash[mb][i++], *workspace_, tp_reduce);
       for (const auto& s : stash[mb]) stash_bytes += static_cast<double>(s.bytes());
       c.peak_stash_bytes = std::max(c.peak_stash_bytes, stash_bytes);
       if (last) {
-        LossTerm term =
-            squared_error_loss(x, micro_batch_target(shape_, seed_, global_offset + op.micro_batch),
-                               all_micro_batches);
-        c.loss += term.loss;
-        loss_grad[mb] = std::move(term.dy);
+        const float* target = sample(global_offset + op.micro_batch, true, target_);
+        c.loss += k.squared_error(activation_.data(), target, loss_grad(mb).data(), activation,
+                                  loss_denominator);
       }
+      k.synchronize();
       stretch(compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before));
       c.compute_ns += compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
       slot_held.give();
       if (!last) {
         ScopedTimer timer(c.pp_ns);
-        pp.send(span_of(x), stage + 1, forward_tag(op.micro_batch));
+        pp.send(span_of(activation_), stage + 1, forward_tag(op.micro_batch));
         c.pp_bytes += activation_bytes;
       }
     } else {
-      Matrix dy(shape_.tokens(), shape_.hidden);
-      if (last) {
-        dy = std::move(loss_grad[mb]);
-      } else {
+      if (!last) {
         ScopedTimer timer(c.pp_ns);
-        pp.recv(span_of(dy), stage + 1, backward_tag(op.micro_batch));
+        pp.recv(span_of(activation_), stage + 1, backward_tag(op.micro_batch));
       }
       SlotGuard slot_held(options_.compute_slots);
       held = &slot_held;
       const core::TimeNs tp_before = tp_compute_clock_ns;
       const core::TimeNs t0 = compute_now_ns();
+      // The last stage starts from the loss gradient, the others from what arrived.
+      const float* dy = last ? loss_grad(mb).data() : activation_.data();
       std::size_t i = layers_.size();
       for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
         --i;
-        dy = layer_backward(it->second.weights, shape_, stash[mb][i], dy, it->second.grads,
-                            tp_reduce);
+        device_layer_backward(k, it->second.weights, shape_, stash[mb][i], dy, activation_.data(),
+                              it->second.grads, *workspace_, tp_reduce);
+        dy = activation_.data();
       }
-      for (const auto& s : stash[mb]) stash_bytes -= static_cast<double>(s.bytes());
+      for (auto& s : stash[mb]) {
+        stash_bytes -= static_cast<double>(s.bytes());
+        free_stash_.push_back(std::move(s));
+      }
       stash[mb].clear();
+      k.synchronize();
       stretch(compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before));
       c.compute_ns += compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
       slot_held.give();
       if (!first) {
         ScopedTimer timer(c.pp_ns);
-        pp.send(span_of(dy), stage - 1, backward_tag(op.micro_batch));
+        pp.send(span_of(activation_), stage - 1, backward_tag(op.micro_batch));
         c.pp_bytes += activation_bytes;
       }
     }
@@ -300,44 +348,48 @@ void HwBackend::run_pipeline(Counters& c) {
 void HwBackend::all_reduce_gradients(Counters& c) {
   if (plan_.dp == 1) return;
   ScopedTimer timer(c.dp_ns);
+  DeviceKernels& k = *kernels_;
   // Buckets of dp_bucket_bytes filled from the last layer backwards (the
-  // order backward produces them, as Megatron's DDP buckets do).
-  std::vector<Matrix*> grads;
+  // order backward produces them, as Megatron's DDP buckets do), gathered
+  // into one device buffer, summed, and scattered back.
+  std::vector<DeviceBuffer*> grads;
   for (auto it = layers_.rbegin(); it != layers_.rend(); ++it)
-    for (Matrix* g : it->second.grads.all()) grads.push_back(g);
+    for (DeviceBuffer* g : it->second.grads.all()) grads.push_back(g);
   const std::size_t bucket_elems =
       std::max<std::size_t>(1, options_.dp_bucket_bytes / sizeof(float));
-  std::vector<float> bucket;
-  bucket.reserve(bucket_elems);
+  if (dp_bucket_.size() != bucket_elems) dp_bucket_ = DeviceBuffer(k, bucket_elems);
+  std::size_t filled = 0;
   struct Piece {
     float* data;
     std::size_t count;
   };
   std::vector<Piece> pieces;
   auto flush = [&] {
-    if (bucket.empty()) return;
-    groups_.dp->all_reduce_sum(std::span<float>(bucket));
-    c.dp_bytes += static_cast<double>(bucket.size()) * sizeof(float);
+    if (filled == 0) return;
+    k.synchronize();
+    groups_.dp->all_reduce_sum(std::span<float>(dp_bucket_.data(), filled));
+    c.dp_bytes += static_cast<double>(filled) * sizeof(float);
     std::size_t at = 0;
     for (const Piece& p : pieces) {
-      std::copy_n(bucket.begin() + static_cast<std::ptrdiff_t>(at), p.count, p.data);
+      k.copy(dp_bucket_.data() + at, p.data, p.count);
       at += p.count;
     }
-    bucket.clear();
+    filled = 0;
     pieces.clear();
   };
-  for (Matrix* g : grads) {
+  for (DeviceBuffer* g : grads) {
     std::size_t done = 0;
-    const auto total = static_cast<std::size_t>(g->size());
-    while (done < total) {
-      const std::size_t take = std::min(total - done, bucket_elems - bucket.size());
-      bucket.insert(bucket.end(), g->data() + done, g->data() + done + take);
+    while (done < g->size()) {
+      const std::size_t take = std::min(g->size() - done, bucket_elems - filled);
+      k.copy(g->data() + done, dp_bucket_.data() + filled, take);
       pieces.push_back({g->data() + done, take});
+      filled += take;
       done += take;
-      if (bucket.size() == bucket_elems) flush();
+      if (filled == bucket_elems) flush();
     }
   }
   flush();
+  k.synchronize();
 }
 
 core::StepReport HwBackend::make_report(const Counters& c) const {

@@ -1,16 +1,19 @@
 // The executor on real hardware as a core::Backend: one process per rank
-// runs real iterations of the synthetic transformer (model/layer.hpp) shaped
-// by the ModelSpec and plan: 1F1B pipeline with activations sent between
-// stages, tensor-parallel all-reduces, bucketed data-parallel gradient
-// all-reduce, SGD or Adam on real buffers. Directives between iterations move
-// real layer buffers between stages (repartition), change micro-batches per
-// replica (rebalance), write snapshot shards to node shared memory and
-// restore from them, fetching only the shards a node lost.
+// runs real iterations of the synthetic transformer (the device layer,
+// device/device_layer.hpp, on the rank's DeviceKernels: host memory and
+// Eigen by default, a GPU with CudaKernels) shaped by the ModelSpec and
+// plan: 1F1B pipeline with activations sent between stages,
+// tensor-parallel all-reduces, bucketed data-parallel gradient all-reduce,
+// SGD or Adam on real buffers. Directives between iterations move real layer
+// buffers between stages (repartition), change micro-batches per replica
+// (rebalance), write snapshot shards to node shared memory and restore from
+// them, fetching only the shards a node lost.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <semaphore>
 #include <string>
@@ -19,6 +22,7 @@
 #include "core/backend.hpp"
 #include "core/model_spec.hpp"
 #include "hw/comm/communicator.hpp"
+#include "hw/device/device_layer.hpp"
 #include "hw/exec/comm_groups.hpp"
 #include "hw/model/optimizer.hpp"
 #include "hw/snapshot/shard_store.hpp"
@@ -52,6 +56,16 @@ struct HwOptions {
   /// rank's shard is replicated on the node ranks_per_node ranks further on.
   int ranks_per_node = 0;
   int keep_snapshots = 2;  // versions kept per rank
+  /// Where the layers run; not owned. None: the backend's own HostKernels.
+  /// The job's communicator must carry this memory (HostKernels: host
+  /// memory, any communicator; CudaKernels: NCCL on device buffers).
+  DeviceKernels* kernels = nullptr;
+  /// Keep the synthetic data set (each micro-batch's input and target, the
+  /// same every iteration) in device memory once made, rather than making
+  /// it on the host for every micro-batch. On for GPUs, where the host would
+  /// be the bottleneck; off for the CPU flavour, whose calibrated prediction
+  /// counts that work.
+  bool resident_data = false;
 };
 
 struct RestoreStats {
@@ -93,13 +107,19 @@ class HwBackend : public core::Backend {
 
  private:
   struct LayerSlot {
-    LayerTensors weights, grads;
-    OptimizerState state;
+    DeviceLayerTensors weights, grads;
+    DeviceOptimizerState state;
   };
   struct Counters;
 
   int stage_first_layer() const;
   LayerSlot new_slot(int layer) const;
+  LayerSlot blank_slot() const;  // zeros, for weights that arrive from elsewhere
+  DeviceStash take_stash();
+  DeviceBuffer& loss_grad(std::size_t micro_batch);
+  /// Global micro-batch `micro_batch`'s input (or target) in `activation_`'s
+  /// shape: a resident copy, or made on the host and uploaded into `scratch`.
+  const float* sample(int micro_batch, bool target, DeviceBuffer& scratch);
   void run_pipeline(Counters& counters);
   void all_reduce_gradients(Counters& counters);
   core::StepReport make_report(const Counters& counters) const;
@@ -118,6 +138,8 @@ class HwBackend : public core::Backend {
   int buddy(int rank) const;  // who holds a replica of `rank`'s shard
   int ward(int rank) const;   // whose replica `rank` holds
 
+  std::unique_ptr<DeviceKernels> own_kernels_;  // first: device buffers below free into it
+  DeviceKernels* kernels_;
   core::ModelSpec model_;
   core::ParallelPlan plan_;
   std::uint64_t seed_;
@@ -129,6 +151,11 @@ class HwBackend : public core::Backend {
   std::vector<int> layers_per_stage_;
   std::vector<int> micro_batches_;
   std::map<int, LayerSlot> layers_;  // this stage's layers by global index
+  std::optional<DeviceWorkspace> workspace_;
+  DeviceBuffer activation_, target_, dp_bucket_;  // tokens x hidden; the dp bucket
+  std::vector<DeviceStash> free_stash_;           // reused by later micro-batches
+  std::vector<DeviceBuffer> loss_grad_;           // per micro-batch, last stage
+  std::map<int, DeviceBuffer> resident_inputs_, resident_targets_;  // by global micro-batch
   core::TimeNs compute_now_ns() const;
   /// Spins until `segment_ns` x (slowdown - 1) more compute-clock time has passed.
   void stretch(core::TimeNs segment_ns) const;

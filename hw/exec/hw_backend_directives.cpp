@@ -71,10 +71,7 @@ void HwBackend::repartition(const std::vector<int>& counts) {
     const int from = stage_of(old_offsets, l), to = stage_of(new_offsets, l);
     if (from == to || to != stage) continue;
     const auto bytes = pp.recv_bytes(from, kLayerMoveTag + l);
-    LayerSlot slot;
-    slot.weights = zero_layer(shape_);
-    slot.grads = zero_layer(shape_);
-    slot.state = zero_state(options_.optimizer, shape_);
+    LayerSlot slot = blank_slot();
     ByteReader in(bytes);
     read_slot(in, slot);
     layers_.emplace(l, std::move(slot));
@@ -90,19 +87,26 @@ void HwBackend::rebalance(const std::vector<int>& counts) {
   micro_batches_ = counts;
 }
 
+// A slot's weights and optimizer moments travel through host memory: down
+// from the device, into the byte stream, and back up on the other side.
 void HwBackend::write_slot(ByteWriter& out, const LayerSlot& slot) const {
-  for (const Matrix* m : slot.weights.all()) out.matrix(*m);
-  if (options_.optimizer.kind == OptimizerKind::Adam) {
-    for (const Matrix* m : slot.state.m.all()) out.matrix(*m);
-    for (const Matrix* m : slot.state.v.all()) out.matrix(*m);
+  std::vector<const DeviceLayerTensors*> sets{&slot.weights};
+  if (options_.optimizer.kind == OptimizerKind::Adam)
+    sets = {&slot.weights, &slot.state.m, &slot.state.v};
+  for (const DeviceLayerTensors* set : sets) {
+    const LayerTensors host = download_layer(*kernels_, *set, shape_);
+    for (const Matrix* m : host.all()) out.matrix(*m);
   }
 }
 
 void HwBackend::read_slot(ByteReader& in, LayerSlot& slot) const {
-  for (Matrix* m : slot.weights.all()) in.matrix(*m);
-  if (options_.optimizer.kind == OptimizerKind::Adam) {
-    for (Matrix* m : slot.state.m.all()) in.matrix(*m);
-    for (Matrix* m : slot.state.v.all()) in.matrix(*m);
+  std::vector<DeviceLayerTensors*> sets{&slot.weights};
+  if (options_.optimizer.kind == OptimizerKind::Adam)
+    sets = {&slot.weights, &slot.state.m, &slot.state.v};
+  for (DeviceLayerTensors* set : sets) {
+    LayerTensors host = zero_layer(shape_);
+    for (Matrix* m : host.all()) in.matrix(*m);
+    *set = upload_layer(*kernels_, host);
   }
 }
 
@@ -136,7 +140,7 @@ void HwBackend::deserialize(std::span<const std::byte> payload) {
   const std::int64_t count = in.i64();
   for (std::int64_t i = 0; i < count; ++i) {
     const int index = static_cast<int>(in.i64());
-    LayerSlot slot = new_slot(index);
+    LayerSlot slot = blank_slot();
     read_slot(in, slot);
     layers.emplace(index, std::move(slot));
   }

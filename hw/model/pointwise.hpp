@@ -10,6 +10,9 @@ namespace parashift::hw {
 Matrix gelu(const Matrix& u);
 /// d loss / d u = dact .* gelu'(u).
 Matrix gelu_backward(const Matrix& dact, const Matrix& u);
+/// The same two on `n` contiguous floats (the device layer's host kernels).
+void gelu(const float* u, float* act, std::size_t n);
+void gelu_backward(const float* dact, const float* u, float* du, std::size_t n);
 /// In place on a seq x seq block of scores: row i keeps columns 0..i,
 /// softmax over them, zeros after (causal).
 void causal_softmax(Eigen::Ref<Matrix> scores);

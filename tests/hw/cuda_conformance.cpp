@@ -1,5 +1,5 @@
 // hw_cuda_conformance [DEVICE]: the CUDA flavour's device layer, optimizer
-// and trainer (CudaKernels, FP32 GEMMs) against the CPU executor
+// and executor (CudaKernels, FP32 GEMMs) against the CPU executor
 // (tests/hw/device_compare.hpp), on shapes that cover the kernels' edge
 // cases: score rows shorter and longer than a thread block (seq 8 and 384),
 // several sequences per micro-batch, two heads per call. Prints every
@@ -23,7 +23,7 @@ namespace {
 // cuBLAS sums in another order than Eigen (split-K, FMA), and expf / tanhf
 // differ from Eigen's vectorised exp / tanh by an ulp or two: float
 // rounding (6e-8 per operation) over sums of up to 1536 terms through one
-// layer gives about 1e-5 at worst; 1e-4 bounds it with room. The trainer's
+// layer gives about 1e-5 at worst; 1e-4 bounds it with room. The executor's
 // losses go through 4 layers and 5 optimizer steps: 1e-3.
 constexpr double kLayerBound = 1e-4;
 constexpr double kLossBound = 1e-3;
@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
       const std::string name = hw::to_string(kind);
       ok &= report(name + ": three optimizer steps",
                    test::compare_device_optimizer(kernels, kind, shapes[0]), kLayerBound);
-      ok &= report(name + ": five training losses against HwBackend",
-                   test::compare_device_trainer(kernels, kind, 5), kLossBound);
+      ok &= report(name + ": five executor losses, GPU against CPU",
+                   test::compare_device_executor(kernels, kind, 5), kLossBound);
     }
     std::printf(ok ? "conformance: ok\n" : "conformance: FAILED\n");
     return ok ? 0 : 1;

@@ -1,8 +1,8 @@
-// The device layer, optimizer and trainer (hw/device/) on some kernels
-// against the CPU executor's own (hw/model/layer.cpp, optimizer.cpp,
-// HwBackend): the same weights and inputs both ways, the largest relative
-// difference back. tests/hw/device_layer_test.cpp runs them on HostKernels
-// in CI; tests/hw/cuda_conformance.cpp on CudaKernels when a GPU is there.
+// The device layer and optimizer (hw/device/) on some kernels against the
+// reference ones (hw/model/layer.cpp, optimizer.cpp), and the executor on
+// those kernels against the executor on the CPU: the same weights and
+// inputs both ways, the largest relative difference back. tests/hw/device_layer_test.cpp runs them
+// on HostKernels in CI; tests/hw/cuda_conformance.cpp on CudaKernels when a GPU is there.
 #pragma once
 
 #include <algorithm>
@@ -33,8 +33,10 @@ LayerDiffs compare_device_layer(hw::DeviceKernels& kernels, const hw::LayerShape
 double compare_device_optimizer(hw::DeviceKernels& kernels, hw::OptimizerKind kind,
                                 const hw::LayerShape& shape);
 
-/// `iterations` losses of the device trainer against HwBackend on the tiny
-/// model's one-rank plan (tests/hw/hw_test_model.hpp), largest relative gap.
-double compare_device_trainer(hw::DeviceKernels& kernels, hw::OptimizerKind kind, int iterations);
+/// `iterations` losses of HwBackend on `kernels` with the data set resident
+/// against HwBackend on its own host kernels, data made every micro-batch,
+/// on the tiny model's one-rank plan (tests/hw/hw_test_model.hpp): the
+/// largest relative gap.
+double compare_device_executor(hw::DeviceKernels& kernels, hw::OptimizerKind kind, int iterations);
 
 }  // namespace parashift::test

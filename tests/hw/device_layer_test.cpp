@@ -1,9 +1,8 @@
-// The device layer, optimizer and trainer (hw/device/) on HostKernels
-// against the CPU executor's (hw/model/layer.cpp, optimizer.cpp, HwBackend):
-// the same weights and inputs give the same outputs, input gradients,
-// weight gradients, optimizer steps and losses, for one tensor-parallel rank
-// and for two. These check every GEMM's operand order, strides and batching
-// and every kernel's arguments, which the CUDA flavour shares
+// The device layer and optimizer (hw/device/) on HostKernels against the
+// reference layer and optimizer (hw/model/layer.cpp, optimizer.cpp): the
+// same weights and inputs give the same outputs, input gradients, weight
+// gradients and optimizer steps, for one tensor-parallel rank and for two. These check every GEMM's
+// operand order, strides and batching and every kernel's arguments, which the CUDA flavour shares
 // (tests/hw/cuda_conformance.cpp runs the same comparisons on a GPU).
 #include <doctest/doctest.h>
 
@@ -15,7 +14,6 @@
 #include "hw/comm/thread_communicator.hpp"
 #include "hw/device/device_calibration.hpp"
 #include "hw/device/device_layer.hpp"
-#include "hw/device/device_trainer.hpp"
 #include "hw/device/host_kernels.hpp"
 #include "hw/model/synthetic_data.hpp"
 #include "tests/hw/device_compare.hpp"
@@ -100,47 +98,23 @@ TEST_CASE("device optimizer step equals the CPU optimizer, SGD and Adam") {
   }
 }
 
-TEST_CASE("device trainer's losses equal the CPU executor's on a one-rank plan") {
-  // Same seed, data, initial weights and optimizer: five losses agree to
-  // float rounding (they fall step by step, so a missed gradient or a wrong
-  // optimizer step would part them by far more than 1e-5).
+TEST_CASE("the executor on given kernels with resident data trains as on its own") {
+  // HwBackend on a HostKernels it is handed, the data set kept in its
+  // memory, against HwBackend on its own kernels making the data every
+  // micro-batch: the same five losses (they fall step by step, so a lost
+  // gradient, a stale resident sample or a wrong optimizer step would part
+  // them by far more than 1e-5).
   for (auto kind : {hw::OptimizerKind::Sgd, hw::OptimizerKind::Adam}) {
     CAPTURE(hw::to_string(kind));
     hw::HostKernels k;
-    CHECK(test::compare_device_trainer(k, kind, 5) < kTolerance);
+    CHECK(test::compare_device_executor(k, kind, 5) < kTolerance);
     CHECK(k.live_buffers() == 0);  // every device buffer released
   }
 }
 
-TEST_CASE("device trainer: iterations, resident weights and memory") {
-  hw::HostKernels k;
-  hw::OptimizerConfig adam;
-  hw::DeviceTrainer trainer(k, test::tiny_model(), test::kTinySeq, 1, test::tiny_plan(1, 1, 1),
-                            adam);
-  trainer.step();
-  trainer.step();
-  CHECK(trainer.iterations_done() == 2);
-  // Layer 3's weights come back at their shard shapes and have moved off their
-  // initial values (two Adam steps of lr 1e-3 change every weight by ~1e-3).
-  const hw::LayerTensors w = trainer.weights(3);
-  CHECK(w.wqkv.rows() == 32);
-  CHECK(w.wqkv.cols() == 96);
-  CHECK(test::rel_diff(w.w2, hw::init_layer(trainer.shape(), 1, 3, 0).w2) > 1e-4);
-  // 4 layers x 8192 weights x 4 sets (weights, gradients, Adam's m and v) x 4 B
-  // = 524288 B, plus data, stash and scratch.
-  CHECK(trainer.device_bytes() > 524288);
-}
-
-TEST_CASE("device trainer refuses plans of more than one rank") {
-  hw::HostKernels k;
-  CHECK_THROWS_AS(hw::DeviceTrainer(k, test::tiny_model(), test::kTinySeq, 1,
-                                    test::tiny_plan(2, 1, 1), hw::OptimizerConfig{}),
-                  core::InputError);
-}
-
 TEST_CASE("device calibration covers every kernel the predictor asks for") {
   // calibrate_device_kernels on host kernels for the tiny one-rank plan: the
-  // calibrated prediction of the device trainer's iteration exists (every
+  // calibrated prediction of the executor's iteration on these kernels exists (every
   // GEMM shape and kernel of the op list is in the profile, or
   // predict_iteration would throw naming it) and is a positive time. How
   // close it comes is a measurement (README, "CUDA flavour"), not a check.

@@ -1,43 +1,58 @@
-// `parashift run --backend cuda`'s body (tools/cli/device_run.hpp) on
-// HostKernels: the shipped 1-GPU scenario, shrunk by overrides to a layer
-// the CPU runs in microseconds, trains, prints every iteration and the
-// calibrated prediction, and reports the model FLOPs it times against.
+// `parashift run --backend cuda`'s device summary (tools/cli/device_run.hpp)
+// after the executor ran on given kernels: here HostKernels, the shipped
+// 1-GPU scenario shrunk by overrides to a layer the CPU runs in microseconds.
 #include <doctest/doctest.h>
 
-#include <cmath>
+#include <algorithm>
+#include <filesystem>
 #include <sstream>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "core/scenario/scenario.hpp"
+#include "hw/comm/self_communicator.hpp"
 #include "hw/device/host_kernels.hpp"
+#include "hw/exec/training_run.hpp"
 #include "tools/cli/device_run.hpp"
 
 using namespace parashift;
 
-TEST_CASE("device run on host kernels: iterations, prediction and model FLOPs") {
+TEST_CASE("device summary after the executor ran on given kernels") {
   const core::Scenario scenario =
       core::load_scenario(PARASHIFT_SOURCE_DIR "/tests/hw/data/gpu-1rank.yaml",
                           {"model.hidden=32", "model.heads=4", "model.kv_heads=4",
                            "model.ffn_hidden=64", "training.seq_len=8"});
   hw::HostKernels kernels;
-  tools::DeviceRunOptions options;
-  options.iterations = 3;
-  options.calibration_repeats = 3;
+  hw::TrainingRunConfig config;
+  config.iterations = 3;
+  config.options.kernels = &kernels;
+  config.options.resident_data = true;
+  config.options.shm_root = std::filesystem::temp_directory_path();
+  config.options.job = "device-run-" + std::to_string(::getpid());
+  hw::SelfCommunicator world;
+  const hw::TrainingRunResult result = hw::run_training(scenario, config, world, {});
+  REQUIRE(result.iterations.size() == 3);
+  std::vector<double> seconds;
+  for (const auto& rec : result.iterations)
+    seconds.push_back(static_cast<double>(rec.report.iteration_ns) * 1e-9);
+
   std::ostringstream out, err;
   tools::CliContext ctx{out, err};
-  const nlohmann::json run = tools::run_device_training(kernels, scenario, options, ctx);
+  const nlohmann::json summary =
+      tools::report_device_run(kernels, scenario, hw::OptimizerKind::Adam, seconds, 3, ctx);
   const std::string text = out.str();
   CAPTURE(text);
-  CHECK(text.find("device host-eigen-fp32: 4 layers") != std::string::npos);
-  CHECK(text.find("iteration 2  loss ") != std::string::npos);
+  CHECK(text.rfind("host-eigen-fp32: median iteration ", 0) == 0);
   CHECK(text.find("predicted ") != std::string::npos);
-  REQUIRE(run["iterations"].size() == 3);
-  for (const auto& step : run["iterations"]) CHECK(std::isfinite(step["loss"].get<double>()));
-  CHECK(run["predicted_iteration_s"].get<double>() > 0);
+  CHECK(summary["predicted_iteration_s"].get<double>() > 0);
+  // The median leaves the first iteration out: the middle of the other two
+  // (the larger, index 1 of 2 sorted).
+  CHECK(summary["median_iteration_s"].get<double>() == std::max(seconds[1], seconds[2]));
   // One layer's forward on 8 tokens, hidden 32, ffn 64, tp 1:
   //   GEMMs 2 x 8 x 32 x (3x32 + 32 + 2x64) = 131072, attention 4 x 8 x 8 x 32 = 8192;
   // x 3 (forward + backward) x 4 layers x 4 micro-batches (global batch 4 / 1) = 6684672.
-  CHECK(run["model_flops_per_iteration"].get<double>() == 6684672.0);
-  CHECK(kernels.live_buffers() == 0);
+  CHECK(tools::rank_model_flops(scenario) == 6684672.0);
+  CHECK(summary["rank_model_flops_per_iteration"].get<double>() == 6684672.0);
 }

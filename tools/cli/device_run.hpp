@@ -1,12 +1,12 @@
-// `parashift run SCENARIO --backend cuda`: a one-rank plan's training
-// iterations on a device (hw/device/device_trainer.hpp), each iteration's
-// loss, time and model TFLOP/s, and the iteration predicted from the same
-// device's calibrated kernels (hw/device/device_calibration.hpp, then
-// hw::predict_iteration). Written against DeviceKernels, so the tests run it
-// on HostKernels; the CLI hands it CudaKernels.
+// What `parashift run --backend cuda` adds after the executor's iterations
+// on a device: the model TFLOP/s the iterations reached, and (one-rank plans)
+// the iteration predicted from the same device's calibrated kernels
+// (hw/device/device_calibration.hpp, then hw::predict_iteration). Written
+// against DeviceKernels, so the tests run it on HostKernels; the CLI hands
+// it CudaKernels.
 #pragma once
 
-#include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -17,14 +17,19 @@
 
 namespace parashift::tools {
 
-struct DeviceRunOptions {
-  int iterations = 1;
-  hw::OptimizerConfig optimizer;
-  int calibration_repeats = 10;
-};
+/// Model FLOPs of one iteration of `scenario` on one rank: forward and
+/// backward (2x forward) of its stage's layers (stage 0, even split) for
+/// every micro-batch of its replica (hw/model/layer.hpp counts a layer's
+/// GEMMs and unmasked attention).
+double rank_model_flops(const core::Scenario& scenario);
 
-/// Prints to ctx.out; returns the run as JSON (the --json file).
-nlohmann::json run_device_training(hw::DeviceKernels& kernels, const core::Scenario& scenario,
-                                   const DeviceRunOptions& options, CliContext& ctx);
+/// Prints the summary line to ctx.out and returns it as JSON.
+/// `iteration_s` are the measured iterations (the first one, which pays
+/// first-touch and library start-up, is left out of the median when there
+/// are more). `calibration_repeats` per kernel.
+nlohmann::json report_device_run(hw::DeviceKernels& kernels, const core::Scenario& scenario,
+                                 hw::OptimizerKind optimizer,
+                                 const std::vector<double>& iteration_s, int calibration_repeats,
+                                 CliContext& ctx);
 
 }  // namespace parashift::tools

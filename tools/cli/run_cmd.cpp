@@ -1,7 +1,8 @@
-// `parashift run SCENARIO --backend hw|sim|cuda`: the same iterations on the
-// real-hardware executor (one process per rank, under mpirun), on the
-// simulator, or (one-rank plans) on one GPU (tools/cli/device_run.hpp). hw
-// and cuda print the measured loss and times of every iteration.
+// `parashift run SCENARIO --backend hw|cuda|sim`: the same iterations on the
+// real-hardware executor (one process per rank, under mpirun; cuda: one GPU
+// per rank, CudaKernels and NCCL, then tools/cli/device_run.hpp's summary)
+// or on the simulator. hw and cuda print the measured loss and times of
+// every iteration.
 // `--backend sim --profile CALIB.json` predicts the hw executor instead: the
 // simulator gets the calibrated device and the executor's op list timed with
 // the calibrated kernels (hw::executor_work_profile), and the executor's own
@@ -29,7 +30,7 @@
 #ifdef PARASHIFT_HAVE_CUDA
 #include "hw/cuda/cuda_kernels.hpp"
 #include "hw/cuda/cuda_probe.hpp"
-#include "hw/device/device_trainer.hpp"
+#include "hw/cuda/nccl_communicator.hpp"
 #include "tools/cli/device_run.hpp"
 #endif
 
@@ -184,6 +185,44 @@ void run_sim_calibrated(const RunOptions& opts, const core::Scenario& scenario, 
                                      {"optimizer_ns", replay.optimizer_ns}});
 }
 
+#ifdef PARASHIFT_HAVE_CUDA
+// The GPU of this rank (--device, else its index on the node) and the job's
+// NCCL communicator over it; HwBackend then runs on CudaKernels.
+struct CudaRank {
+  std::unique_ptr<hw::CudaKernels> kernels;
+  std::unique_ptr<hw::Communicator> world;
+};
+
+// Before MPI starts: GPUs are there, and --device names one of them.
+void check_cuda_devices(const RunOptions& opts) {
+  const hw::CudaProbe probe = hw::probe_cuda();
+  const int visible = static_cast<int>(probe.devices.size());
+  const std::string seen =
+      std::to_string(visible) + " visible" + (probe.note.empty() ? "" : ": " + probe.note);
+  if (visible == 0) throw core::InputError("--backend cuda: no CUDA device (" + seen + ")");
+  if (opts.device >= visible)
+    throw core::InputError("--device " + std::to_string(opts.device) + ": no such CUDA device (" +
+                           seen + ")");
+}
+
+#ifdef PARASHIFT_HAVE_MPI
+CudaRank open_cuda_rank(const RunOptions& opts, hw::Communicator& bootstrap, int ranks_per_node) {
+  const int visible = static_cast<int>(hw::probe_cuda().devices.size());
+  const int device =
+      opts.device >= 0 ? opts.device : bootstrap.rank() % std::max(1, ranks_per_node);
+  if (device >= visible)
+    throw core::InputError("rank " + std::to_string(bootstrap.rank()) + ": GPU " +
+                           std::to_string(device) + " of its node, but the node has " +
+                           std::to_string(visible) + " (one rank per GPU)");
+  CudaRank rank;
+  rank.kernels = std::make_unique<hw::CudaKernels>(
+      device, opts.math == "tf32" ? hw::CudaMath::Tf32 : hw::CudaMath::Fp32);
+  rank.world = hw::make_nccl_world(bootstrap, device);
+  return rank;
+}
+#endif  // PARASHIFT_HAVE_MPI
+#endif
+
 #ifdef PARASHIFT_HAVE_MPI
 void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iterations,
             CliContext& ctx) {
@@ -204,9 +243,19 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   const bool lead = world->rank() == 0;
   config.options.ranks_per_node =
       opts.ranks_per_node >= 0 ? opts.ranks_per_node : mpi.ranks_per_node();
+  hw::Communicator* job = world.get();
+#ifdef PARASHIFT_HAVE_CUDA
+  CudaRank cuda;
+  if (opts.backend == "cuda") {
+    cuda = open_cuda_rank(opts, *world, mpi.ranks_per_node());
+    job = cuda.world.get();
+    config.options.kernels = cuda.kernels.get();
+    config.options.resident_data = true;
+  }
+#endif
   hw::TrainingRunResult result;
   try {
-    result = hw::run_training(scenario, config, *world, [&](const hw::IterationRecord& rec) {
+    result = hw::run_training(scenario, config, *job, [&](const hw::IterationRecord& rec) {
       if (!lead) return;
       ctx.out << "iteration " << rec.report.iteration << "  loss " << fmt("%.17g", rec.loss)
               << "  time " << fmt("%.3f", ms(rec.report.iteration_ns)) << " ms  "
@@ -221,6 +270,16 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     mpi.abort_job(1);
   }
   if (!lead) return;
+  nlohmann::json device_summary;
+#ifdef PARASHIFT_HAVE_CUDA
+  if (cuda.kernels) {
+    std::vector<double> seconds;
+    for (const auto& rec : result.iterations)
+      seconds.push_back(static_cast<double>(rec.report.iteration_ns) * 1e-9);
+    device_summary =
+        report_device_run(*cuda.kernels, scenario, config.options.optimizer.kind, seconds, 10, ctx);
+  }
+#endif
   core::TimeNs total_ns = 0;
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& rec : result.iterations) {
@@ -239,7 +298,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
           << (config.options.ranks_per_node == 0 ? world->size() : config.options.ranks_per_node)
           << " per node), " << scenario.plan.label() << ", " << opts.optimizer << "\n";
   if (!opts.json_path.empty()) {
-    nlohmann::json out{{"backend", "hw"},
+    nlohmann::json out{{"backend", opts.backend},
                        {"scenario", scenario.name},
                        {"plan", scenario.plan.label()},
                        {"ranks", world->size()},
@@ -248,6 +307,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
                        {"snapshots", result.snapshots},
                        {"layers_per_stage", result.final_layers_per_stage},
                        {"iterations", steps}};
+    if (!device_summary.is_null()) out["device"] = device_summary;
     if (result.restored)
       out["restored"] = {{"version", result.restored->version},
                          {"shards_fetched", result.restored->shards_fetched},
@@ -257,41 +317,20 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
 }
 #endif
 
-#ifdef PARASHIFT_HAVE_CUDA
-void run_cuda(const RunOptions& opts, const core::Scenario& scenario, int iterations,
-              CliContext& ctx) {
-  hw::check_one_rank_plan(scenario.plan);
-  const int device = std::max(0, opts.device);
-  const hw::CudaProbe probe = hw::probe_cuda();
-  if (device >= static_cast<int>(probe.devices.size()))
-    throw core::InputError("--device " + std::to_string(device) + ": no such CUDA device (" +
-                           std::to_string(probe.devices.size()) + " visible" +
-                           (probe.note.empty() ? "" : ": " + probe.note) + ")");
-  hw::CudaKernels kernels(device, opts.math == "tf32" ? hw::CudaMath::Tf32 : hw::CudaMath::Fp32);
-  DeviceRunOptions run;
-  run.iterations = iterations;
-  run.optimizer.kind = hw::parse_optimizer(opts.optimizer);
-  run.optimizer.learning_rate = static_cast<float>(opts.learning_rate);
-  const nlohmann::json out = run_device_training(kernels, scenario, run, ctx);
-  if (!opts.json_path.empty()) write_json_file(opts.json_path, out);
-}
-#endif
-
 void run_run(const RunOptions& opts, CliContext& ctx) {
   if (opts.backend != "cuda" && (opts.device >= 0 || !opts.math.empty()))
     throw core::InputError(std::string(opts.device >= 0 ? "--device" : "--math") +
                            ": only with --backend cuda");
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
   const int iterations = opts.iterations > 0 ? opts.iterations : scenario.run.iterations;
-  if (opts.backend == "cuda") {
 #ifdef PARASHIFT_HAVE_CUDA
-    return run_cuda(opts, scenario, iterations, ctx);
+  if (opts.backend == "cuda") check_cuda_devices(opts);
 #else
+  if (opts.backend == "cuda")
     throw core::InputError(
         "--backend cuda: this parashift was built without the CUDA toolkit and NCCL "
         "(configure with PARASHIFT_WITH_CUDA=ON)");
 #endif
-  }
   if (opts.backend == "sim" && !opts.profile_path.empty())
     return run_sim_calibrated(opts, scenario, ctx);
   if (opts.backend == "sim") return run_sim(opts, scenario, iterations, ctx);
@@ -300,7 +339,7 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
 #ifdef PARASHIFT_HAVE_MPI
   run_hw(opts, scenario, iterations, ctx);
 #else
-  throw core::InputError("--backend hw: this parashift was built without MPI");
+  throw core::InputError("--backend " + opts.backend + ": this parashift was built without MPI");
 #endif
 }
 
@@ -311,11 +350,12 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Run a scenario's training iterations on real hardware (--backend hw, one process per "
-      "rank: mpirun -np N parashift run ...; --backend cuda, a one-rank plan on one GPU) or on "
+      "rank: mpirun -np N parashift run ...; --backend cuda: the same, one GPU per rank) or on "
       "the simulator (--backend sim)");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML file")->required();
   cmd->add_option("--backend", opts->backend,
-                  "hw (real executor), sim (simulator) or cuda (one-rank plan on one GPU)")
+                  "hw (real executor, CPU), cuda (real executor, one GPU per rank) or sim "
+                  "(simulator)")
       ->check(CLI::IsMember({"hw", "sim", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--iterations", opts->iterations,
@@ -359,7 +399,8 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--inject-kill", opts->inject_kill,
                   "hw fault injection: rank R sends itself SIGKILL before iteration I")
       ->type_name("R@I");
-  cmd->add_option("--device", opts->device, "cuda: GPU index (default 0)")
+  cmd->add_option("--device", opts->device,
+                  "cuda: GPU index (default: the rank's index on its node)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--math", opts->math,
                   "cuda: GEMM precision, fp32 (default) or tf32 (tensor cores)")
