@@ -1,5 +1,8 @@
 #include "hw/cuda/cuda_kernels.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include "hw/cuda/cuda_check.hpp"
 #include "hw/cuda/kernel_launch.hpp"
 
@@ -11,7 +14,17 @@ struct CudaKernels::State {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   double* loss_sum = nullptr;  // the squared-error kernel's device accumulator
+  // Downloads (snapshots, layer moves, checks) go through two pinned host
+  // buffers on a side stream, made on the first download.
+  cudaStream_t copy_stream = nullptr;
+  cudaEvent_t computed = nullptr;
+  std::array<float*, 2> pinned{};
+  std::array<cudaEvent_t, 2> landed{};
 };
+
+namespace {
+constexpr std::size_t kPinnedFloats = std::size_t{16} << 20;  // 64 MiB per buffer
+}  // namespace
 
 CudaKernels::CudaKernels(int device, CudaMath math) : state_(std::make_unique<State>()) {
   state_->device = device;
@@ -28,6 +41,15 @@ CudaKernels::CudaKernels(int device, CudaMath math) : state_(std::make_unique<St
 CudaKernels::~CudaKernels() {
   // Destructors do not throw: codes are ignored on the way out.
   cudaStreamSynchronize(state_->stream);
+  if (state_->copy_stream != nullptr) {
+    cudaStreamSynchronize(state_->copy_stream);
+    for (std::size_t i = 0; i < 2; ++i) {
+      cudaFreeHost(state_->pinned[i]);
+      cudaEventDestroy(state_->landed[i]);
+    }
+    cudaEventDestroy(state_->computed);
+    cudaStreamDestroy(state_->copy_stream);
+  }
   cudaFree(state_->loss_sum);
   cublasDestroy(state_->blas);
   cudaStreamDestroy(state_->stream);
@@ -61,10 +83,38 @@ void CudaKernels::upload(std::span<const float> host, float* device) {
                             state_->stream));
 }
 
+// After the compute stream's queued work, in 64 MiB chunks on the side
+// stream into the two pinned buffers in turn: chunk i + 1 crosses the bus
+// while the host copies chunk i out of the other buffer.
 void CudaKernels::download(const float* device, std::span<float> host) {
-  CUDACHECK(cudaMemcpyAsync(host.data(), device, host.size_bytes(), cudaMemcpyDeviceToHost,
-                            state_->stream));
-  CUDACHECK(cudaStreamSynchronize(state_->stream));
+  State& st = *state_;
+  if (st.copy_stream == nullptr) {
+    CUDACHECK(cudaStreamCreateWithFlags(&st.copy_stream, cudaStreamNonBlocking));
+    CUDACHECK(cudaEventCreateWithFlags(&st.computed, cudaEventDisableTiming));
+    for (std::size_t i = 0; i < 2; ++i) {
+      CUDACHECK(
+          cudaMallocHost(reinterpret_cast<void**>(&st.pinned[i]), kPinnedFloats * sizeof(float)));
+      CUDACHECK(cudaEventCreateWithFlags(&st.landed[i], cudaEventDisableTiming));
+    }
+  }
+  CUDACHECK(cudaEventRecord(st.computed, st.stream));
+  CUDACHECK(cudaStreamWaitEvent(st.copy_stream, st.computed, 0));
+  const std::size_t chunks = (host.size() + kPinnedFloats - 1) / kPinnedFloats;
+  auto length = [&](std::size_t c) {
+    return std::min(kPinnedFloats, host.size() - c * kPinnedFloats);
+  };
+  auto issue = [&](std::size_t c) {
+    CUDACHECK(cudaMemcpyAsync(st.pinned[c % 2], device + c * kPinnedFloats,
+                              length(c) * sizeof(float), cudaMemcpyDeviceToHost, st.copy_stream));
+    CUDACHECK(cudaEventRecord(st.landed[c % 2], st.copy_stream));
+  };
+  if (chunks > 0) issue(0);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    // Buffer (c + 1) % 2 last held chunk c - 1, which the host has copied out.
+    if (c + 1 < chunks) issue(c + 1);
+    CUDACHECK(cudaEventSynchronize(st.landed[c % 2]));
+    std::copy_n(st.pinned[c % 2], length(c), host.data() + c * kPinnedFloats);
+  }
 }
 
 void CudaKernels::copy(const float* from, float* to, std::size_t elements) {

@@ -1,6 +1,8 @@
 // DeviceKernels on one GPU: cudaMalloc'd buffers, one stream, cuBLAS
 // strided-batched SGEMMs (FP32, or TF32 tensor cores when asked), and the
-// element-wise kernels of kernel_launch.cu. The device layer and trainer
+// element-wise kernels of kernel_launch.cu. Downloads (snapshot shards,
+// layers moving between stages) go through pinned host memory on a side
+// stream. The device layer and trainer
 // (hw/device/) run on it unchanged from their CPU runs. No CUDA type leaks
 // out of this header; it exists only when PARASHIFT_HAVE_CUDA.
 #pragma once
