@@ -1,9 +1,11 @@
 #include "hw/cuda/nccl_communicator.hpp"
 
 #include <cstring>
-#include <deque>
+#include <map>
+#include <string>
 #include <vector>
 
+#include "hw/comm/deferred_sends.hpp"
 #include "hw/cuda/cuda_check.hpp"
 
 namespace parashift::hw {
@@ -23,21 +25,29 @@ bool on_device(const void* p) {
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
 }
 
+// Point-to-point messages are deferred: send() copies the payload into a
+// device buffer of its own and queues it; the queued sends go to NCCL in one
+// ncclGroupStart/End group with the next receive (as Megatron pairs
+// send_forward with recv_backward), or at flush_sends(), in the order
+// hw/comm/deferred_sends.hpp gives. NCCL runs one communicator's kernels one
+// after another and a send blocks until its receiver posts, so sends issued
+// on their own would deadlock 1F1B (each stage's next send waiting behind a
+// receive the other stage has not reached) and every ring exchange; the
+// tests show both on a rendezvous model of NCCL (tests/hw/rendezvous_test.cpp).
+// send_bytes() sends a length header, then the payload.
 class NcclCommunicator : public Communicator {
  public:
   NcclCommunicator(ncclComm_t comm, int device) : comm_(comm), device_(device) {
     CUDACHECK(cudaSetDevice(device_));
     CUDACHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    CUDACHECK(cudaStreamCreateWithFlags(&send_stream_, cudaStreamNonBlocking));
     NCCLCHECK(ncclCommUserRank(comm_, &rank_));
     NCCLCHECK(ncclCommCount(comm_, &size_));
   }
   ~NcclCommunicator() override {
     // Destructors do not throw: codes are ignored on the way out.
-    cudaStreamSynchronize(send_stream_);
-    for (void* p : pending_) cudaFree(p);
+    cudaStreamSynchronize(stream_);
+    for (const auto& [id, device] : buffers_) cudaFree(device);
     cudaFree(staging_);
-    cudaStreamDestroy(send_stream_);
     cudaStreamDestroy(stream_);
     ncclCommDestroy(comm_);
   }
@@ -58,6 +68,7 @@ class NcclCommunicator : public Communicator {
   }
 
   std::vector<double> all_gather(std::span<const double> mine) override {
+    no_sends_queued("all_gather");
     std::vector<double> all(mine.size() * static_cast<std::size_t>(size_));
     void* buffer = stage(all.size() * sizeof(double));
     auto* base = static_cast<double*>(buffer);
@@ -77,33 +88,37 @@ class NcclCommunicator : public Communicator {
   }
 
   void send(std::span<const float> data, int peer, int tag) override {
-    send_bytes(std::as_bytes(data), peer, tag);
+    check_tag(tag);
+    if (!data.empty()) queue(data.data(), data.size_bytes(), peer, false);
   }
   void recv(std::span<float> data, int peer, int tag) override {
-    receive(data.data(), data.size_bytes(), peer, tag);
+    check_tag(tag);
+    if (!data.empty()) receive(data.data(), data.size_bytes(), peer, false);
   }
   void send_bytes(std::span<const std::byte> data, int peer, int tag) override {
     check_tag(tag);
-    // Length first, then the payload, each from its own device copy that
-    // lives until flush_sends(): the host does not wait for the receiver.
     const auto length = static_cast<std::uint64_t>(data.size());
-    post_send(&length, sizeof length, peer);
-    if (!data.empty()) post_send(data.data(), data.size(), peer);
+    queue(&length, sizeof length, peer, true);
+    if (!data.empty()) queue(data.data(), data.size(), peer, false);
   }
   std::vector<std::byte> recv_bytes(int peer, int tag) override {
+    check_tag(tag);
     std::uint64_t length = 0;
-    receive(&length, sizeof length, peer, tag);
+    receive(&length, sizeof length, peer, true);
     std::vector<std::byte> out(length);
-    if (length > 0) receive(out.data(), out.size(), peer, tag);
+    if (length > 0) receive(out.data(), out.size(), peer, false);
     return out;
   }
   void flush_sends() override {
-    CUDACHECK(cudaStreamSynchronize(send_stream_));
-    for (void* p : pending_) CUDACHECK(cudaFree(p));
-    pending_.clear();
+    NCCLCHECK(ncclGroupStart());
+    issue(false);
+    NCCLCHECK(ncclGroupEnd());
+    CUDACHECK(cudaStreamSynchronize(stream_));
+    release_issued();
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {
+    no_sends_queued("split");
     ncclComm_t child = nullptr;
     NCCLCHECK(ncclCommSplit(comm_, color, key, &child, nullptr));
     return std::make_unique<NcclCommunicator>(child, device_);
@@ -112,6 +127,14 @@ class NcclCommunicator : public Communicator {
  private:
   static void check_tag(int tag) {
     if (tag < 0) throw HwError("NCCL communicator: negative message tag " + std::to_string(tag));
+  }
+
+  // A collective behind queued sends would wait for receivers that may be
+  // waiting for it; the executor flushes first, and this keeps it so.
+  void no_sends_queued(const char* what) const {
+    if (!deferred_.empty())
+      throw HwError(std::string("NCCL communicator: ") + what +
+                    " with point-to-point sends still queued (flush_sends first)");
   }
 
   void* stage(std::size_t bytes) {
@@ -128,6 +151,7 @@ class NcclCommunicator : public Communicator {
   // kernels before each collective), and the result is there on return.
   void reduce(void* data, std::size_t bytes, std::size_t count, ncclDataType_t type,
               ncclRedOp_t op) {
+    no_sends_queued("all_reduce");
     if (on_device(data)) {
       NCCLCHECK(ncclAllReduce(data, data, count, type, op, comm_, stream_));
     } else {
@@ -139,35 +163,67 @@ class NcclCommunicator : public Communicator {
     CUDACHECK(cudaStreamSynchronize(stream_));
   }
 
-  // The payload is copied (host or device source alike) into a buffer that
-  // lives until flush_sends(), so the caller may reuse its own at once.
-  void post_send(const void* data, std::size_t bytes, int peer) {
+  // The payload (host or device source alike) is copied into a buffer of
+  // its own before this returns, so the caller may overwrite its buffer at
+  // once (the executor's next kernels do).
+  void queue(const void* data, std::size_t bytes, int peer, bool header) {
     void* device = nullptr;
     CUDACHECK(cudaMalloc(&device, bytes));
-    pending_.push_back(device);
-    CUDACHECK(cudaMemcpyAsync(device, data, bytes, cudaMemcpyDefault, send_stream_));
-    NCCLCHECK(ncclSend(device, bytes, ncclUint8, peer, comm_, send_stream_));
+    const std::size_t id = deferred_.queue(peer, header);
+    buffers_.emplace(id, device);
+    messages_.emplace(id, Message{bytes, peer});
+    CUDACHECK(cudaMemcpyAsync(device, data, bytes, cudaMemcpyDefault, stream_));
+    CUDACHECK(cudaStreamSynchronize(stream_));
   }
 
-  void receive(void* data, std::size_t bytes, int peer, int tag) {
-    check_tag(tag);
-    if (on_device(data)) {
-      NCCLCHECK(ncclRecv(data, bytes, ncclUint8, peer, comm_, stream_));
-    } else {
-      void* device = stage(bytes);
-      NCCLCHECK(ncclRecv(device, bytes, ncclUint8, peer, comm_, stream_));
-      CUDACHECK(cudaMemcpyAsync(data, device, bytes, cudaMemcpyDeviceToHost, stream_));
+  // Inside a group: the queued sends deferred_ releases for this receive.
+  void issue(bool headers_only) {
+    for (const std::size_t id : deferred_.take(headers_only)) {
+      const Message& m = messages_.at(id);
+      NCCLCHECK(ncclSend(buffers_.at(id), m.bytes, ncclUint8, m.peer, comm_, stream_));
+      issued_.push_back(id);
     }
+  }
+
+  // After the group completed: the issued sends' buffers go.
+  void release_issued() {
+    for (const std::size_t id : issued_) {
+      CUDACHECK(cudaFree(buffers_.at(id)));
+      buffers_.erase(id);
+      messages_.erase(id);
+    }
+    issued_.clear();
+    deferred_.forget_issued();
+  }
+
+  // One group: the queued sends (all of them, or for a header only those up
+  // to each peer's next payload) and this receive; returns when all are done.
+  void receive(void* data, std::size_t bytes, int peer, bool header) {
+    const bool direct = on_device(data);
+    void* into = direct ? data : stage(bytes);
+    NCCLCHECK(ncclGroupStart());
+    issue(header);
+    NCCLCHECK(ncclRecv(into, bytes, ncclUint8, peer, comm_, stream_));
+    NCCLCHECK(ncclGroupEnd());
+    if (!direct) CUDACHECK(cudaMemcpyAsync(data, into, bytes, cudaMemcpyDeviceToHost, stream_));
     CUDACHECK(cudaStreamSynchronize(stream_));
+    release_issued();
   }
 
   ncclComm_t comm_ = nullptr;
   int device_ = 0;
   int rank_ = 0, size_ = 1;
-  cudaStream_t stream_ = nullptr, send_stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;
   void* staging_ = nullptr;
   std::size_t staging_bytes_ = 0;
-  std::deque<void*> pending_;
+  struct Message {
+    std::size_t bytes = 0;
+    int peer = 0;
+  };
+  DeferredSends deferred_;
+  std::map<std::size_t, void*> buffers_;  // queued sends' device copies, by id
+  std::map<std::size_t, Message> messages_;
+  std::vector<std::size_t> issued_;  // in the group now in flight
 };
 
 }  // namespace

@@ -4,9 +4,12 @@
 // as they are; host spans (losses, reports, snapshot bytes) are staged
 // through a device buffer on the communicator's stream.
 // Groups are split with ncclCommSplit, so tp/pp/dp groups share the parent's
-// NCCL bootstrap. NCCL has no tags: messages between two ranks arrive in the
-// order they were sent, which is the order the executor's schedule posts
-// them; the tag is checked to be non-negative and otherwise unused.
+// NCCL bootstrap. Sends are deferred and go to NCCL grouped with the next
+// receive or at flush_sends() (nccl_communicator.cpp says why); collectives
+// refuse to run with sends still queued. NCCL has no tags: messages between
+// two ranks arrive in the order they were sent, which is the order the
+// executor's schedule posts them; the tag is checked to be non-negative and
+// otherwise unused.
 // Exists only when PARASHIFT_HAVE_CUDA.
 #pragma once
 
