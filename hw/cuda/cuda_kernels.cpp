@@ -43,13 +43,13 @@ CudaKernels::~CudaKernels() {
   cudaStreamSynchronize(state_->stream);
   if (state_->copy_stream != nullptr) {
     cudaStreamSynchronize(state_->copy_stream);
-    for (std::size_t i = 0; i < 2; ++i) {
-      cudaFreeHost(state_->pinned[i]);
-      cudaEventDestroy(state_->landed[i]);
-    }
-    cudaEventDestroy(state_->computed);
     cudaStreamDestroy(state_->copy_stream);
   }
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (state_->pinned[i] != nullptr) cudaFreeHost(state_->pinned[i]);
+    if (state_->landed[i] != nullptr) cudaEventDestroy(state_->landed[i]);
+  }
+  if (state_->computed != nullptr) cudaEventDestroy(state_->computed);
   cudaFree(state_->loss_sum);
   cublasDestroy(state_->blas);
   cudaStreamDestroy(state_->stream);
@@ -88,14 +88,17 @@ void CudaKernels::upload(std::span<const float> host, float* device) {
 // while the host copies chunk i out of the other buffer.
 void CudaKernels::download(const float* device, std::span<float> host) {
   State& st = *state_;
-  if (st.copy_stream == nullptr) {
-    CUDACHECK(cudaStreamCreateWithFlags(&st.copy_stream, cudaStreamNonBlocking));
-    CUDACHECK(cudaEventCreateWithFlags(&st.computed, cudaEventDisableTiming));
+  if (st.copy_stream == nullptr) {  // set last, so a failed set-up is tried again
+    if (st.computed == nullptr)
+      CUDACHECK(cudaEventCreateWithFlags(&st.computed, cudaEventDisableTiming));
     for (std::size_t i = 0; i < 2; ++i) {
-      CUDACHECK(
-          cudaMallocHost(reinterpret_cast<void**>(&st.pinned[i]), kPinnedFloats * sizeof(float)));
-      CUDACHECK(cudaEventCreateWithFlags(&st.landed[i], cudaEventDisableTiming));
+      if (st.pinned[i] == nullptr)
+        CUDACHECK(
+            cudaMallocHost(reinterpret_cast<void**>(&st.pinned[i]), kPinnedFloats * sizeof(float)));
+      if (st.landed[i] == nullptr)
+        CUDACHECK(cudaEventCreateWithFlags(&st.landed[i], cudaEventDisableTiming));
     }
+    CUDACHECK(cudaStreamCreateWithFlags(&st.copy_stream, cudaStreamNonBlocking));
   }
   CUDACHECK(cudaEventRecord(st.computed, st.stream));
   CUDACHECK(cudaStreamWaitEvent(st.copy_stream, st.computed, 0));

@@ -103,10 +103,15 @@ void HwBackend::read_slot(ByteReader& in, LayerSlot& slot) const {
   std::vector<DeviceLayerTensors*> sets{&slot.weights};
   if (options_.optimizer.kind == OptimizerKind::Adam)
     sets = {&slot.weights, &slot.state.m, &slot.state.v};
+  LayerTensors host = zero_layer(shape_);
   for (DeviceLayerTensors* set : sets) {
-    LayerTensors host = zero_layer(shape_);
-    for (Matrix* m : host.all()) in.matrix(*m);
-    *set = upload_layer(*kernels_, host);
+    auto device = set->all();
+    auto matrices = host.all();
+    for (std::size_t i = 0; i < matrices.size(); ++i) {
+      in.matrix(*matrices[i]);  // checks the shape
+      kernels_->upload(std::span<const float>(matrices[i]->data(), device[i]->size()),
+                       device[i]->data());
+    }
   }
 }
 
