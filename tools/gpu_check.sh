@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # tools/gpu_check.sh [BUILD_DIR]: the CUDA + NCCL flavour on one GPU, in
-# under 5 minutes. Builds parashift with PARASHIFT_WITH_CUDA=ON (Release), then
-# on GPU 0:
-#  1. conformance: the CUDA device layer, optimizer and trainer against the
+# under 5 minutes after the build. Builds parashift with PARASHIFT_WITH_CUDA=ON
+# (Release), then on GPU 0:
+#  1. conformance: the CUDA device layer, optimizer and executor against the
 #     CPU executor (tests/hw/cuda_conformance.cpp), FP32;
 #  2. the 1-GPU plan tests/hw/data/gpu-1rank.yaml trained on the GPU
-#     (parashift run --backend cuda), TF32 and FP32 GEMMs: each iteration's
-#     loss, time and model TFLOP/s, and the iteration predicted from the same
-#     GPU's calibrated kernels;
-#  3. BF16 GEMM TFLOP/s (cuBLAS, CUDA events) against the H200's datasheet
+#     (parashift run --backend cuda) with TF32 GEMMs, and one layer of it in
+#     FP32: each iteration's loss and time, the model TFLOP/s, and the
+#     iteration predicted from the same GPU's calibrated kernels;
+#  3. kill -9 of the rank mid-run, relaunch with --restore: the losses after
+#     the restore equal an uninterrupted run's (tests/hw/kill_restore.sh);
+#  4. BF16 GEMM TFLOP/s (cuBLAS, CUDA events) against the H200's datasheet
 #     peak, for large squares and the plan's GEMM shapes.
 # Exits 0 when all ran and conformance held, 77 when the build succeeded but
 # no GPU is visible (nothing to measure), 1 on any failure.
@@ -29,7 +31,8 @@ if ! grep -q "building hw/ CUDA + NCCL flavour" "$build.configure.log"; then
   exit 1
 fi
 cmake --build "$build" -j"$(nproc)" --target parashift hw_cuda_conformance
-
+echo "built in $((SECONDS - start_s)) s"
+start_s=$SECONDS  # the 5 minutes are the GPU's
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "built; no GPU visible (nvidia-smi): nothing to measure"
   exit 77
@@ -47,14 +50,26 @@ budget() {
 echo "== 1. conformance against the CPU executor"
 budget
 timeout "$left_s" "$build/tests/hw/hw_cuda_conformance" 0
-echo "== 2. the 1-GPU plan on the GPU, TF32 then FP32 GEMMs"
+echo "== 2. the 1-GPU plan on the GPU, TF32 GEMMs; then one layer of it in FP32"
 budget
 timeout "$left_s" "$build/tools/parashift" run "$scenario" --backend cuda --math tf32 --iterations 4 \
   --json "$build/gpu-run-tf32.json"
 budget
+# FP32 on one layer of it (the host makes each layer's initial weights, ~3 s each).
 timeout "$left_s" "$build/tools/parashift" run "$scenario" --backend cuda --math fp32 --iterations 3 \
-  --json "$build/gpu-run-fp32.json"
-echo "== 3. BF16 GEMMs against the datasheet peak"
+  --set model.layers=1 --json "$build/gpu-run-fp32.json"
+echo "== 3. kill -9 of the GPU rank mid-run, relaunch, restore from /dev/shm: same losses"
+budget
+status=0
+timeout "$left_s" "$root/tests/hw/kill_restore.sh" "$(command -v mpirun || true)" \
+  "$build/tools/parashift" "$scenario" cuda 1 || status=$?
+if [ "$status" -eq 77 ]; then
+  echo "(skipped: no mpirun)"
+elif [ "$status" -ne 0 ]; then
+  echo "FAIL: kill -9 + restore on the GPU"
+  exit 1
+fi
+echo "== 4. BF16 GEMMs against the datasheet peak"
 budget
 timeout "$left_s" "$build/tools/parashift" calibrate --backend cuda --device 0 --peak-of h200 \
   --scenario "$scenario" --out "$build/gpu-profile.json"

@@ -13,7 +13,7 @@ struct CudaKernels::State {
   CudaMath math = CudaMath::Fp32;
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
-  double* loss_sum = nullptr;  // the squared-error kernel's device accumulator
+  double* loss_sum = nullptr;  // the squared-error kernel's scratch; the sum in [0]
   // Downloads (snapshots, layer moves, checks) go through two pinned host
   // buffers on a side stream, made on the first download.
   cudaStream_t copy_stream = nullptr;
@@ -35,7 +35,7 @@ CudaKernels::CudaKernels(int device, CudaMath math) : state_(std::make_unique<St
   CUBLASCHECK(cublasSetStream(state_->blas, state_->stream));
   CUBLASCHECK(cublasSetMathMode(
       state_->blas, math == CudaMath::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-  CUDACHECK(cudaMalloc(&state_->loss_sum, sizeof(double)));
+  CUDACHECK(cudaMalloc(&state_->loss_sum, sizeof(double) * (cuda_launch::kLossPartials + 1)));
 }
 
 CudaKernels::~CudaKernels() {
@@ -166,7 +166,6 @@ void CudaKernels::causal_softmax_backward(const float* probs, const float* dprob
 
 double CudaKernels::squared_error(const float* y, const float* target, float* dy, std::size_t n,
                                   double denominator) {
-  CUDACHECK(cudaMemsetAsync(state_->loss_sum, 0, sizeof(double), state_->stream));
   cuda_launch::squared_error(y, target, dy, n, static_cast<float>(2.0 / denominator),
                              state_->loss_sum, state_->stream);
   double sum = 0;

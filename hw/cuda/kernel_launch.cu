@@ -116,7 +116,7 @@ __global__ void causal_softmax_backward_kernel(const float* probs, const float* 
 }
 
 __global__ void squared_error_kernel(const float* y, const float* target, float* dy, std::size_t n,
-                                     float grad_scale, double* loss_sum) {
+                                     float grad_scale, double* partials) {
   __shared__ double shared[kThreads];
   double part = 0.0;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
@@ -131,7 +131,19 @@ __global__ void squared_error_kernel(const float* y, const float* target, float*
     if (static_cast<int>(threadIdx.x) < half) shared[threadIdx.x] += shared[threadIdx.x + half];
     __syncthreads();
   }
-  if (threadIdx.x == 0) atomicAdd(loss_sum, shared[0]);
+  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+}
+
+// One block of kLossPartials threads: the partials' sum, in a fixed tree.
+__global__ void sum_partials_kernel(const double* partials, double* sum) {
+  __shared__ double shared[kLossPartials];
+  shared[threadIdx.x] = partials[threadIdx.x];
+  __syncthreads();
+  for (int half = kLossPartials / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *sum = shared[0];
 }
 
 __global__ void sgd_kernel(float* w, const float* g, std::size_t n, float lr) {
@@ -193,11 +205,13 @@ void causal_softmax_backward(const float* probs, const float* dprobs, float* ds,
 }
 
 void squared_error(const float* y, const float* target, float* dy, std::size_t n, float grad_scale,
-                   double* loss_sum, cudaStream_t stream) {
-  if (n == 0) return;  // an empty grid is a launch error
-  squared_error_kernel<<<grid_for(n), kThreads, 0, stream>>>(y, target, dy, n, grad_scale,
-                                                             loss_sum);
+                   double* scratch, cudaStream_t stream) {
+  // Every block writes its partial (0 when it has no elements), so n = 0 is fine too.
+  squared_error_kernel<<<kLossPartials, kThreads, 0, stream>>>(y, target, dy, n, grad_scale,
+                                                               scratch + 1);
   check_launch("squared_error");
+  sum_partials_kernel<<<1, kLossPartials, 0, stream>>>(scratch + 1, scratch);
+  check_launch("squared_error (sum)");
 }
 
 void sgd_update(float* w, const float* g, std::size_t n, float learning_rate, cudaStream_t stream) {

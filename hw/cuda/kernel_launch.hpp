@@ -17,9 +17,14 @@ void gelu_backward(const float* dact, const float* u, float* du, std::size_t n,
 void causal_softmax(float* scores, int blocks, int seq, cudaStream_t stream);
 void causal_softmax_backward(const float* probs, const float* dprobs, float* ds, int blocks,
                              int seq, float scale, cudaStream_t stream);
-/// Adds sum((y - t)^2) into *loss_sum (device double) and writes dy = (y - t) x grad_scale.
+/// Doubles of device scratch squared_error needs.
+inline constexpr int kLossPartials = 256;
+/// Writes dy = (y - t) x grad_scale and sum((y - t)^2) into scratch[0]
+/// (scratch: kLossPartials + 1 device doubles). The sum is the same bits
+/// every run: per-block partials in fixed places, then one block adds them
+/// in a fixed order (no atomics).
 void squared_error(const float* y, const float* target, float* dy, std::size_t n, float grad_scale,
-                   double* loss_sum, cudaStream_t stream);
+                   double* scratch, cudaStream_t stream);
 void sgd_update(float* w, const float* g, std::size_t n, float learning_rate, cudaStream_t stream);
 void adam_update(float* w, float* m, float* v, const float* g, std::size_t n, float learning_rate,
                  float beta1, float beta2, float epsilon, float correction1, float correction2,

@@ -1,11 +1,13 @@
 #!/bin/bash
-# kill_restore.sh MPIRUN PARASHIFT SCENARIO: a rank dies by kill -9 mid-run,
-# its node's shared memory is lost too, and the relaunched job restores the
-# newest complete snapshot, fetching only the lost shards from replicas; its
-# losses from there on must equal an uninterrupted run's, digit for digit.
-# Exits 77 (skip) without mpirun.
+# kill_restore.sh MPIRUN PARASHIFT SCENARIO [BACKEND RANKS]: a rank dies by
+# kill -9 mid-run and the relaunched job restores the newest complete
+# snapshot; its losses from there on must equal an uninterrupted run's, digit
+# for digit. With 4 ranks (default; BACKEND hw) on 2 "nodes", the dead rank's
+# node loses its shared memory too and the restore fetches only the lost
+# shards from replicas; with 1 rank (the GPU check: BACKEND cuda, one GPU)
+# the rank restores its own shard. Exits 77 (skip) without mpirun.
 set -u
-mpirun=$1 parashift=$2 scenario=$3
+mpirun=$1 parashift=$2 scenario=$3 backend=${4:-hw} ranks=${5:-4}
 if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
   echo "mpirun not found: skipping"; exit 77
 fi
@@ -13,29 +15,37 @@ work=$(mktemp -d)
 job=killtest-$$
 shm=/dev/shm
 trap 'rm -rf "$work" "$shm/parashift-$job" "$shm/parashift-$job-ref"' EXIT
-# A small model so the whole test takes seconds; 2 "nodes" of 2 ranks each.
+case $ranks in
+  4) per_node=2 victim=2 lost_node=node1 fetched=2 ;;  # 2 "nodes" of 2 ranks each
+  1) per_node=1 victim=0 lost_node="" fetched=0 ;;
+  *) echo "RANKS: expected 4 or 1, got '$ranks'"; exit 2 ;;
+esac
+# A small model so the whole test takes seconds.
 run() {
-  "$mpirun" -np 4 --oversubscribe --allow-run-as-root "$parashift" run "$scenario" --backend hw \
-    --iterations 6 --set model.hidden=64 --set model.ffn_hidden=256 --set training.seq_len=32 \
-    --snapshot-every 2 --ranks-per-node 2 --shm-dir "$shm" "$@"
+  "$mpirun" -np "$ranks" --oversubscribe --allow-run-as-root "$parashift" run "$scenario" \
+    --backend "$backend" --iterations 6 --set model.hidden=64 --set model.heads=4 \
+    --set model.kv_heads=4 --set model.ffn_hidden=256 --set training.seq_len=32 \
+    --snapshot-every 2 --ranks-per-node "$per_node" --shm-dir "$shm" "$@"
 }
 
 run --job "$job-ref" > "$work/ref.txt" || { echo "reference run failed"; cat "$work/ref.txt"; exit 1; }
-# Rank 2 kills itself (SIGKILL) before iteration 5: snapshots v2 and v4 are complete.
-if run --job "$job" --inject-kill 2@5 > "$work/crash.txt" 2>&1; then
+# The victim kills itself (SIGKILL) before iteration 5: snapshots v2 and v4 are complete.
+if run --job "$job" --inject-kill "$victim@5" > "$work/crash.txt" 2>&1; then
   echo "the crashing run exited 0"; exit 1
 fi
-ls "$shm/parashift-$job/node1" | grep -q 'r2-v4.shard' || { echo "no v4 shard of rank 2 survived the kill"; exit 1; }
-# Node 1 (ranks 2 and 3) is replaced: its shared memory is gone.
-rm -rf "$shm/parashift-$job/node1"
+ls "$shm/parashift-$job/node$((victim / per_node))" | grep -q "r$victim-v4.shard" ||
+  { echo "no v4 shard of rank $victim survived the kill"; exit 1; }
+# 4 ranks: node 1 (ranks 2 and 3) is replaced, its shared memory gone; node 0
+# holds their replicas. 1 rank: the node survives with the rank's own shard.
+[ -n "$lost_node" ] && rm -rf "$shm/parashift-$job/$lost_node"
 run --job "$job" --restore > "$work/after.txt" || { echo "relaunch failed"; cat "$work/after.txt"; exit 1; }
 cat "$work/after.txt"
-# Ranks 2 and 3 lost their v4 shards; node 0 holds their replicas.
-grep -q '^restored snapshot v4: fetched 2 lost shard(s)' "$work/after.txt" || { echo "expected a restore of v4 fetching 2 shards"; exit 1; }
+grep -q "^restored snapshot v4: fetched $fetched lost shard(s)" "$work/after.txt" ||
+  { echo "expected a restore of v4 fetching $fetched shards"; exit 1; }
 losses() { awk '$1 == "iteration" && ($2 == 4 || $2 == 5) { print $2, $4 }' "$1"; }
 expected=$(losses "$work/ref.txt")
 found=$(losses "$work/after.txt")
 echo "uninterrupted: $expected"
 echo "restored:      $found"
 [ -n "$expected" ] && [ "$expected" = "$found" ] || { echo "loss trajectories differ"; exit 1; }
-echo "PASS kill -9 + node loss + restore: identical losses for iterations 4 and 5"
+echo "PASS kill -9 + restore ($backend, $ranks rank(s), $fetched lost shard(s) fetched): identical losses for iterations 4 and 5"
