@@ -165,7 +165,7 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
       }
     }
   }
-  const double layer_params = static_cast<double>(zero_layer(shape).elements());
+  const double layer_params = static_cast<double>(layer_parameters(shape));
   const double opt_ns =
       kernel_ns_per_element(p, job.optimizer == OptimizerKind::Adam ? kAdamKernel : kSgdKernel);
   IterationPrediction out;
@@ -225,7 +225,7 @@ core::WorkProfile executor_work_profile(const ExecutorJob& job, const Calibratio
       elements * (kernel_ns_per_element(p, kDataKernel) + kernel_ns_per_element(p, kLossKernel)) *
       1e-9 * wall);
   w.pp_activation_bytes = elements * 4.0;
-  w.params_per_gpu_layer = static_cast<double>(zero_layer(shape).elements());
+  w.params_per_gpu_layer = static_cast<double>(layer_parameters(shape));
   w.grad_bytes_per_param = 4.0;  // fp32 gradients
   w.optimizer_s_per_param =
       kernel_ns_per_element(p, job.optimizer == OptimizerKind::Adam ? kAdamKernel : kSgdKernel) *

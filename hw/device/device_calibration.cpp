@@ -121,7 +121,7 @@ CalibrationProfile calibrate_device_kernels(DeviceKernels& k, const LayerShape& 
       [&] { k.causal_softmax_backward(x.data(), y.data(), z.data(), per_head, s.seq_len, 0.5f); },
       n(scores));
   // The optimizer per parameter, on one layer's worth.
-  const std::size_t params = count(s.hidden, 4 * s.hidden_local() + 2 * s.ffn_local());
+  const std::size_t params = layer_parameters(s);
   DeviceBuffer w(k, params), g(k, params), m(k, params), v(k, params);
   const AdamStep step{1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, 0.001f};
   bench.add([&] { k.sgd_update(w.data(), g.data(), params, 1e-3f); }, n(params));

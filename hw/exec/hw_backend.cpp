@@ -394,9 +394,9 @@ void HwBackend::all_reduce_gradients(Counters& c) {
 
 core::StepReport HwBackend::make_report(const Counters& c) const {
   // Every rank's counters, gathered so every rank builds the same report.
-  const double persistent_bytes =
-      static_cast<double>(layers_.size()) * static_cast<double>(zero_layer(shape_).elements()) *
-      sizeof(float) * (options_.optimizer.kind == OptimizerKind::Adam ? 4.0 : 2.0);
+  const double persistent_bytes = static_cast<double>(layers_.size()) *
+                                  static_cast<double>(layer_parameters(shape_)) * sizeof(float) *
+                                  (options_.optimizer.kind == OptimizerKind::Adam ? 4.0 : 2.0);
   const std::vector<double> mine{static_cast<double>(c.compute_ns),
                                  static_cast<double>(c.tp_ns),
                                  static_cast<double>(c.pp_ns),

@@ -38,6 +38,11 @@ std::size_t LayerStash::bytes() const {
   return n;
 }
 
+std::size_t layer_parameters(const LayerShape& s) {
+  return static_cast<std::size_t>(s.hidden) *
+         static_cast<std::size_t>(4 * s.hidden_local() + 2 * s.ffn_local());
+}
+
 LayerTensors zero_layer(const LayerShape& s) {
   LayerTensors t;
   t.wqkv = Matrix::Zero(s.hidden, 3 * s.hidden_local());

@@ -45,6 +45,10 @@ struct LayerTensors {
 
 /// Zeros of this rank's shard shapes.
 LayerTensors zero_layer(const LayerShape& shape);
+/// Elements of this rank's shards of the four matrices (what
+/// zero_layer(shape).elements() counts, without making them):
+/// hidden x (3 + 1) hidden_local + 2 x hidden x ffn_local.
+std::size_t layer_parameters(const LayerShape& shape);
 /// Global layer `layer`'s weights, this tensor-parallel rank's slice: the
 /// same global tensor whatever the plan (synthetic_values.hpp).
 LayerTensors init_layer(const LayerShape& shape, std::uint64_t seed, int layer, int tp_rank);

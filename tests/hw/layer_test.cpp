@@ -93,3 +93,14 @@ TEST_CASE("a tensor-parallel shard is a slice of the one global weight tensor") 
   CHECK(shard1.w1 == whole.w1.block(0, 8, 8, 8));
   CHECK(shard1.w2 == whole.w2.block(8, 0, 8, 8));
 }
+
+TEST_CASE("layer_parameters counts what zero_layer makes") {
+  // hidden 32, heads 4, ffn 64: tp 1 is 32 x (4 x 32 + 2 x 64) = 8192;
+  // tp 2 halves every shard: 32 x (4 x 16 + 2 x 32) = 4096.
+  for (const int tp : {1, 2}) {
+    const hw::LayerShape s{32, 4, 64, tp, 8, 1};
+    CAPTURE(tp);
+    CHECK(hw::layer_parameters(s) == hw::zero_layer(s).elements());
+    CHECK(hw::layer_parameters(s) == std::size_t{8192} / static_cast<std::size_t>(tp));
+  }
+}

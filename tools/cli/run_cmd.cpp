@@ -247,7 +247,16 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
 #ifdef PARASHIFT_HAVE_CUDA
   CudaRank cuda;
   if (opts.backend == "cuda") {
-    cuda = open_cuda_rank(opts, *world, mpi.ranks_per_node());
+    // A rank without its GPU fails alone, while the others wait for it in
+    // NCCL's start-up: the message, then the whole job stops.
+    try {
+      cuda = open_cuda_rank(opts, *world, mpi.ranks_per_node());
+    } catch (const std::exception& e) {
+      ctx.err << "parashift: " << (dynamic_cast<const core::InputError*>(&e) ? "error" : "rank")
+              << ": " << e.what() << "\n";
+      ctx.err.flush();
+      mpi.abort_job(dynamic_cast<const core::InputError*>(&e) ? 2 : 1);
+    }
     job = cuda.world.get();
     config.options.kernels = cuda.kernels.get();
     config.options.resident_data = true;
