@@ -1,8 +1,10 @@
 #include "hw/cuda/nccl_communicator.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hw/comm/deferred_sends.hpp"
@@ -37,7 +39,8 @@ bool on_device(const void* p) {
 // send_bytes() sends a length header, then the payload.
 class NcclCommunicator : public Communicator {
  public:
-  NcclCommunicator(ncclComm_t comm, int device) : comm_(comm), device_(device) {
+  NcclCommunicator(ncclComm_t comm, int device, std::chrono::seconds patience)
+      : comm_(comm), device_(device), patience_(patience) {
     CUDACHECK(cudaSetDevice(device_));
     CUDACHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     NCCLCHECK(ncclCommUserRank(comm_, &rank_));
@@ -45,11 +48,11 @@ class NcclCommunicator : public Communicator {
   }
   ~NcclCommunicator() override {
     // Destructors do not throw: codes are ignored on the way out.
-    cudaStreamSynchronize(stream_);
+    if (!aborted_) cudaStreamSynchronize(stream_);
     for (const auto& [id, device] : buffers_) cudaFree(device);
     cudaFree(staging_);
     cudaStreamDestroy(stream_);
-    ncclCommDestroy(comm_);
+    if (!aborted_) ncclCommDestroy(comm_);
   }
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -78,7 +81,7 @@ class NcclCommunicator : public Communicator {
     NCCLCHECK(ncclAllGather(slot, base, mine.size(), ncclFloat64, comm_, stream_));
     CUDACHECK(cudaMemcpyAsync(all.data(), base, all.size() * sizeof(double), cudaMemcpyDeviceToHost,
                               stream_));
-    CUDACHECK(cudaStreamSynchronize(stream_));
+    wait();
     return all;
   }
 
@@ -113,7 +116,7 @@ class NcclCommunicator : public Communicator {
     NCCLCHECK(ncclGroupStart());
     issue(false);
     NCCLCHECK(ncclGroupEnd());
-    CUDACHECK(cudaStreamSynchronize(stream_));
+    wait();
     release_issued();
   }
 
@@ -121,10 +124,43 @@ class NcclCommunicator : public Communicator {
     no_sends_queued("split");
     ncclComm_t child = nullptr;
     NCCLCHECK(ncclCommSplit(comm_, color, key, &child, nullptr));
-    return std::make_unique<NcclCommunicator>(child, device_);
+    return std::make_unique<NcclCommunicator>(child, device_, patience_);
   }
 
  private:
+  // Until stream_ has drained. A peer that died leaves NCCL's kernels
+  // waiting for it forever: when NCCL reports an error, or nothing finishes
+  // within the patience, the communicator is aborted (ncclCommAbort) and the
+  // call throws, so the process ends and the launcher can restart the job
+  // from its snapshots (abort and rebuild; run --restore).
+  void wait() {
+    const auto start = std::chrono::steady_clock::now();
+    for (int polls = 0;; ++polls) {
+      const cudaError_t status = cudaStreamQuery(stream_);
+      if (status == cudaSuccess) return;
+      if (status != cudaErrorNotReady) CUDACHECK(status);
+      ncclResult_t async = ncclSuccess;
+      NCCLCHECK(ncclCommGetAsyncError(comm_, &async));
+      if (async != ncclSuccess && async != ncclInProgress)
+        abort_with(std::string("NCCL reported ") + ncclGetErrorString(async));
+      if (std::chrono::steady_clock::now() - start > patience_)
+        abort_with("nothing finished in " + std::to_string(patience_.count()) +
+                   " s (a peer is gone or stuck)");
+      // Spin first (a tensor-parallel all-reduce takes microseconds), then back off.
+      if (polls < 1000)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
+  [[noreturn]] void abort_with(const std::string& why) {
+    ncclCommAbort(comm_);
+    aborted_ = true;
+    throw HwError("NCCL communicator (rank " + std::to_string(rank_) + " of " +
+                  std::to_string(size_) + "): " + why + "; aborted it");
+  }
+
   static void check_tag(int tag) {
     if (tag < 0) throw HwError("NCCL communicator: negative message tag " + std::to_string(tag));
   }
@@ -160,7 +196,7 @@ class NcclCommunicator : public Communicator {
       NCCLCHECK(ncclAllReduce(device, device, count, type, op, comm_, stream_));
       CUDACHECK(cudaMemcpyAsync(data, device, bytes, cudaMemcpyDeviceToHost, stream_));
     }
-    CUDACHECK(cudaStreamSynchronize(stream_));
+    wait();
   }
 
   // The payload (host or device source alike) is copied into a buffer of
@@ -173,7 +209,7 @@ class NcclCommunicator : public Communicator {
     buffers_.emplace(id, device);
     messages_.emplace(id, Message{bytes, peer});
     CUDACHECK(cudaMemcpyAsync(device, data, bytes, cudaMemcpyDefault, stream_));
-    CUDACHECK(cudaStreamSynchronize(stream_));
+    wait();
   }
 
   // Inside a group: the queued sends deferred_ releases for this receive.
@@ -206,12 +242,14 @@ class NcclCommunicator : public Communicator {
     NCCLCHECK(ncclRecv(into, bytes, ncclUint8, peer, comm_, stream_));
     NCCLCHECK(ncclGroupEnd());
     if (!direct) CUDACHECK(cudaMemcpyAsync(data, into, bytes, cudaMemcpyDeviceToHost, stream_));
-    CUDACHECK(cudaStreamSynchronize(stream_));
+    wait();
     release_issued();
   }
 
   ncclComm_t comm_ = nullptr;
   int device_ = 0;
+  std::chrono::seconds patience_;
+  bool aborted_ = false;
   int rank_ = 0, size_ = 1;
   cudaStream_t stream_ = nullptr;
   void* staging_ = nullptr;
@@ -228,7 +266,8 @@ class NcclCommunicator : public Communicator {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_nccl_world(Communicator& bootstrap, int device) {
+std::unique_ptr<Communicator> make_nccl_world(Communicator& bootstrap, int device,
+                                              std::chrono::seconds patience) {
   ncclUniqueId id{};
   if (bootstrap.rank() == 0) {
     NCCLCHECK(ncclGetUniqueId(&id));
@@ -245,7 +284,7 @@ std::unique_ptr<Communicator> make_nccl_world(Communicator& bootstrap, int devic
   CUDACHECK(cudaSetDevice(device));
   ncclComm_t comm = nullptr;
   NCCLCHECK(ncclCommInitRank(&comm, bootstrap.size(), id, bootstrap.rank()));
-  return std::make_unique<NcclCommunicator>(comm, device);
+  return std::make_unique<NcclCommunicator>(comm, device, patience);
 }
 
 }  // namespace parashift::hw

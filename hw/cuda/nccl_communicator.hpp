@@ -13,6 +13,7 @@
 // Exists only when PARASHIFT_HAVE_CUDA.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "hw/comm/communicator.hpp"
@@ -21,7 +22,10 @@ namespace parashift::hw {
 
 /// Collective over `bootstrap`: rank 0 creates the NCCL id and sends it to the
 /// others through `bootstrap` (MPI in the CPU flavour's launcher); every rank
-/// then joins on CUDA device `device`.
-std::unique_ptr<Communicator> make_nccl_world(Communicator& bootstrap, int device);
+/// then joins on CUDA device `device`. A call that sees an NCCL error, or
+/// waits `patience` without anything finishing (a dead peer), aborts the
+/// communicator and throws HwError (the job then restarts from snapshots).
+std::unique_ptr<Communicator> make_nccl_world(
+    Communicator& bootstrap, int device, std::chrono::seconds patience = std::chrono::minutes(10));
 
 }  // namespace parashift::hw
