@@ -2,8 +2,8 @@
 // strided-batched SGEMMs (FP32, or TF32 tensor cores when asked), and the
 // element-wise kernels of kernel_launch.cu. Downloads (snapshot shards,
 // layers moving between stages) go through pinned host memory on a side
-// stream. The device layer and trainer
-// (hw/device/) run on it unchanged from their CPU runs. No CUDA type leaks
+// stream. The device layer (hw/device/) and the executor (HwBackend with
+// HwOptions::kernels) run on it unchanged from their CPU runs. No CUDA type leaks
 // out of this header; it exists only when PARASHIFT_HAVE_CUDA.
 #pragma once
 

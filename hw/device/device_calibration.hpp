@@ -5,9 +5,10 @@
 // the element-wise kernels per element, the optimizer per parameter, the
 // loss per element and a device copy's bandwidth. The result is the same
 // CalibrationProfile the CPU flavour writes, so hw::predict_iteration
-// predicts the device trainer's iteration from it. Wall time around each
+// predicts the executor's iteration on these kernels from it. Kernels are
+// timed in passes (each pass runs every kernel once), wall time around each
 // call with the device synchronized before and after: on a GPU that
-// includes the launch, as the trainer pays it.
+// includes the launch, as the executor pays it.
 #pragma once
 
 #include "hw/calib/calibration.hpp"
