@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
+#include "hw/calib/collective_calibration.hpp"
 #include "hw/cpu/gemm_probe.hpp"
+#include "hw/device/host_kernels.hpp"
 
 namespace parashift::hw {
 
@@ -60,22 +62,9 @@ CalibrationProfile measure_calibration(Communicator& world, bool quick) {
     p.gemm.push_back({m, n, k, 2.0 * m * n * static_cast<double>(k) / seconds, false, false});
   }
   p.memory_Bps = measure_memory_Bps(repeats);
-  if (world.size() > 1) {
-    const std::size_t largest = quick ? (std::size_t{1} << 16) : (std::size_t{1} << 24);
-    for (std::size_t bytes = 4096; bytes <= largest; bytes *= 8) {
-      std::vector<float> buffer(bytes / sizeof(float), 1.0f);
-      double best = std::numeric_limits<double>::infinity();
-      for (int r = 0; r < repeats; ++r) {
-        world.barrier();
-        const auto start = std::chrono::steady_clock::now();
-        world.all_reduce_sum(std::span<float>(buffer));
-        best = std::min(best, slowest(world, seconds_since(start)));
-      }
-      const double n = world.size();
-      p.all_reduce.push_back({static_cast<double>(bytes), best,
-                              static_cast<double>(bytes) / best * 2.0 * (n - 1) / n});
-    }
-  }
+  HostKernels host;  // the CPU flavour's buffers: host memory
+  p.all_reduce = measure_all_reduce(
+      world, host, quick ? (std::size_t{1} << 16) : (std::size_t{1} << 24), repeats);
   return p;
 }
 

@@ -31,8 +31,9 @@ double rank_model_flops(const core::Scenario& scenario) {
 
 nlohmann::json report_device_run(hw::DeviceKernels& kernels, const core::Scenario& scenario,
                                  hw::OptimizerKind optimizer,
-                                 const std::vector<double>& iteration_s, int calibration_repeats,
-                                 CliContext& ctx) {
+                                 const std::vector<double>& iteration_s,
+                                 const std::vector<hw::CollectivePoint>& all_reduce,
+                                 int calibration_repeats, CliContext& ctx) {
   const double flops = rank_model_flops(scenario);
   std::vector<double> steady(iteration_s.size() > 1 ? iteration_s.begin() + 1 : iteration_s.begin(),
                              iteration_s.end());
@@ -44,14 +45,15 @@ nlohmann::json report_device_run(hw::DeviceKernels& kernels, const core::Scenari
   ctx.out << kernels.name() << ": median iteration " << fmt("%.3f", measured_s * 1e3) << " ms, "
           << fmt("%.4g", measured_s > 0 ? flops / measured_s / 1e12 : 0.0)
           << " model TFLOP/s per rank";
-  if (scenario.plan.gpus() != 1) {
-    // The GPU collectives are not calibrated yet: no prediction to compare.
-    ctx.out << " (predicted: one-rank plans only)\n";
+  if (scenario.plan.gpus() != 1 && all_reduce.empty()) {
+    ctx.out << " (no prediction: the job's collectives were not measured)\n";
     return out;
   }
   const hw::ExecutorJob job = hw::executor_job(scenario, optimizer);
-  const hw::CalibrationProfile profile =
+  hw::CalibrationProfile profile =
       hw::calibrate_device_kernels(kernels, hw::executor_layer_shape(job), calibration_repeats);
+  profile.ranks = scenario.plan.gpus();
+  profile.all_reduce = all_reduce;
   const double predicted_s =
       static_cast<double>(hw::predict_iteration(job, profile).iteration_ns) * 1e-9;
   double best_gemm = 0;

@@ -1,9 +1,11 @@
 // What `parashift run --backend cuda` adds after the executor's iterations
-// on a device: the model TFLOP/s the iterations reached, and (one-rank plans)
-// the iteration predicted from the same device's calibrated kernels
-// (hw/device/device_calibration.hpp, then hw::predict_iteration). Written
-// against DeviceKernels, so the tests run it on HostKernels; the CLI hands
-// it CudaKernels.
+// on a device: the model TFLOP/s the iterations reached, and the iteration
+// predicted from the same device's calibrated kernels
+// (hw/device/device_calibration.hpp) and, for plans of more than one rank,
+// the job's all-reduce bus bandwidth measured on the same communicator
+// (hw/calib/collective_calibration.hpp), through hw::predict_iteration.
+// Written against DeviceKernels, so the tests run it on HostKernels; the CLI
+// hands it CudaKernels.
 #pragma once
 
 #include <vector>
@@ -11,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/scenario/scenario.hpp"
+#include "hw/calib/calibration.hpp"
 #include "hw/device/device_kernels.hpp"
 #include "hw/model/optimizer.hpp"
 #include "tools/cli/command.hpp"
@@ -27,9 +30,11 @@ double rank_model_flops(const core::Scenario& scenario);
 /// `iteration_s` are the measured iterations (the first one, which pays
 /// first-touch and library start-up, is left out of the median when there
 /// are more). `calibration_repeats` per kernel.
+/// `all_reduce`: the job's measured collectives (empty on one rank).
 nlohmann::json report_device_run(hw::DeviceKernels& kernels, const core::Scenario& scenario,
                                  hw::OptimizerKind optimizer,
-                                 const std::vector<double>& iteration_s, int calibration_repeats,
-                                 CliContext& ctx);
+                                 const std::vector<double>& iteration_s,
+                                 const std::vector<hw::CollectivePoint>& all_reduce,
+                                 int calibration_repeats, CliContext& ctx);
 
 }  // namespace parashift::tools

@@ -28,6 +28,7 @@
 #include "hw/cpu/mpi_session.hpp"
 #endif
 #ifdef PARASHIFT_HAVE_CUDA
+#include "hw/calib/collective_calibration.hpp"
 #include "hw/cuda/cuda_kernels.hpp"
 #include "hw/cuda/cuda_probe.hpp"
 #include "hw/cuda/nccl_communicator.hpp"
@@ -278,6 +279,12 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     ctx.err << "parashift: rank " << world->rank() << ": " << e.what() << "\n";
     mpi.abort_job(1);
   }
+#ifdef PARASHIFT_HAVE_CUDA
+  // Every rank: the job's all-reduce bus bandwidth on the GPUs, for the prediction.
+  std::vector<hw::CollectivePoint> all_reduce;
+  if (cuda.kernels)
+    all_reduce = hw::measure_all_reduce(*job, *cuda.kernels, std::size_t{1} << 30, 5);
+#endif
   if (!lead) return;
   nlohmann::json device_summary;
 #ifdef PARASHIFT_HAVE_CUDA
@@ -285,8 +292,8 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     std::vector<double> seconds;
     for (const auto& rec : result.iterations)
       seconds.push_back(static_cast<double>(rec.report.iteration_ns) * 1e-9);
-    device_summary =
-        report_device_run(*cuda.kernels, scenario, config.options.optimizer.kind, seconds, 10, ctx);
+    device_summary = report_device_run(*cuda.kernels, scenario, config.options.optimizer.kind,
+                                       seconds, all_reduce, 10, ctx);
   }
 #endif
   core::TimeNs total_ns = 0;

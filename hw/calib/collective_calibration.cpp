@@ -1,0 +1,35 @@
+#include "hw/calib/collective_calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <span>
+
+namespace parashift::hw {
+
+std::vector<CollectivePoint> measure_all_reduce(Communicator& world, DeviceKernels& kernels,
+                                                std::size_t largest_bytes, int repeats) {
+  std::vector<CollectivePoint> points;
+  if (world.size() <= 1) return points;
+  const double n = world.size();
+  for (std::size_t bytes = 4096; bytes <= largest_bytes; bytes *= 8) {
+    DeviceBuffer buffer(kernels, bytes / sizeof(float));
+    double best = std::numeric_limits<double>::infinity();
+    for (int r = 0; r < std::max(1, repeats); ++r) {
+      kernels.synchronize();
+      world.barrier();
+      const auto start = std::chrono::steady_clock::now();
+      world.all_reduce_sum(std::span<float>(buffer.data(), buffer.size()));
+      kernels.synchronize();
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      world.all_reduce_max(std::span<double>(&seconds, 1));  // the slowest rank's
+      best = std::min(best, seconds);
+    }
+    points.push_back(
+        {static_cast<double>(bytes), best, static_cast<double>(bytes) / best * 2.0 * (n - 1) / n});
+  }
+  return points;
+}
+
+}  // namespace parashift::hw

@@ -1,0 +1,22 @@
+// All-reduce bus bandwidth by size over a job's communicator, on buffers in
+// the memory of the ranks' DeviceKernels (host memory for the CPU flavour,
+// GPU memory under NCCL for the CUDA flavour): nccl-tests' all_reduce_perf
+// measure, busbw = bytes / time x 2(n-1)/n, the slowest rank's best of
+// `repeats` per size.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "hw/calib/calibration.hpp"
+#include "hw/comm/communicator.hpp"
+#include "hw/device/device_kernels.hpp"
+
+namespace parashift::hw {
+
+/// Collective over `world`: sizes 4 KiB, 32 KiB, ... up to `largest_bytes`
+/// (x8 each). Empty on one rank.
+std::vector<CollectivePoint> measure_all_reduce(Communicator& world, DeviceKernels& kernels,
+                                                std::size_t largest_bytes, int repeats);
+
+}  // namespace parashift::hw
