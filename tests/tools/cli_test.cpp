@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "cli_harness.hpp"
+#ifdef PARASHIFT_HAVE_CUDA
+#include "hw/cuda/cuda_probe.hpp"
+#endif
 
 namespace {
 
@@ -159,6 +162,8 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
       {{"run", kData + "small.yaml", "--backend", "hw", "--device", "1"},
        "--device: only with --backend cuda"},
       {{"run", kData + "small.yaml", "--backend", "cuda", "--math", "fp16"}, "--math: fp16 not in"},
+      {{"run", kData + "small.yaml", "--backend", "cuda", "--device", "-1"},
+       "--device: Value -1 not in range 0 to 1023"},
       {{"simulate"}, "scenario is required"},
       {{"fly"}, "unknown subcommand 'fly' (expected one of: simulate, plan, validate, topo"},
   };
@@ -170,6 +175,24 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
     CHECK(lines(r.err) == 1);
     CHECK(r.err.rfind("parashift: error: ", 0) == 0);
   }
+}
+
+TEST_CASE("calibrate --backend cuda on a machine without a GPU: one clear line and exit 2") {
+#ifdef PARASHIFT_HAVE_CUDA
+  // On a machine with a GPU this would calibrate it (and start MPI in the
+  // test process): there is nothing to check there.
+  if (!parashift::hw::probe_cuda().devices.empty()) return;
+#endif
+  const Result r = cli({"calibrate", "--backend", "cuda", "--quick"});
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(lines(r.err) == 1);
+#ifdef PARASHIFT_HAVE_CUDA
+  CHECK(r.err.find("--backend cuda: no CUDA device (0 visible") != std::string::npos);
+#else
+  CHECK(r.err.find("calibrate --backend cuda: this parashift was built without the CUDA toolkit") !=
+        std::string::npos);
+#endif
 }
 
 TEST_CASE("run --backend cuda without the GPU it names: one clear line and exit 2") {

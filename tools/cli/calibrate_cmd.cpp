@@ -1,6 +1,7 @@
-// `parashift calibrate --backend hw [--out FILE]`: GEMM and collective
-// micro-benchmarks on this machine (run under mpirun for the collectives),
-// written as a device profile the cost model can load. With --scenario it
+// `parashift calibrate --backend hw|cuda [--out FILE]`: GEMM and collective
+// micro-benchmarks on this machine (run under mpirun for the collectives:
+// MPI between CPU ranks, NCCL between GPUs), written as a device profile the
+// cost model can load. With --scenario it
 // also measures the executor's own kernels for that scenario's layer shape
 // (the input of `parashift run --backend sim --profile`).
 #include <cstdio>
@@ -26,7 +27,11 @@
 #include <algorithm>
 
 #include "core/device_spec.hpp"
+#include "hw/calib/collective_calibration.hpp"
 #include "hw/cuda/cuda_calibration.hpp"
+#endif
+#if defined(PARASHIFT_HAVE_CUDA) && defined(PARASHIFT_HAVE_MPI)
+#include "tools/cli/cuda_rank.hpp"
 #endif
 
 namespace parashift::tools {
@@ -39,7 +44,7 @@ struct CalibrateOptions {
   bool quick = false;
   std::string scenario;
   std::vector<std::string> overrides;
-  int device = 0;                // cuda: which GPU
+  int device = -1;               // cuda: which GPU (-1: not given; 0, or each rank its own)
   std::string peak_of = "h200";  // cuda: the datasheet the measured rates are compared with
 };
 
@@ -49,12 +54,38 @@ std::string fmt(const char* format, double value) {
   return text;
 }
 
+void print_all_reduce(const hw::CalibrationProfile& profile, CliContext& ctx) {
+  for (const auto& c : profile.all_reduce)
+    ctx.out << "all-reduce " << fmt("%.0f", c.bytes) << " B  " << fmt("%.1f", c.seconds * 1e6)
+            << " us  bus " << fmt("%.3f", c.bus_Bps / 1e9) << " GB/s\n";
+}
+
 #ifdef PARASHIFT_HAVE_CUDA
 // One GPU: BF16 GEMM rates against the datasheet peak, and with --scenario one
 // rank's GEMMs of an iteration of its plan run back to back (CUDA events)
-// against their sum predicted from the calibrated rates.
+// against their sum predicted from the calibrated rates. Under mpirun with
+// more ranks, one GPU each: first the all-reduce bus bandwidth over NCCL on
+// GPU buffers (hw::measure_all_reduce), then rank 0 times its GPU.
 void run_calibrate_cuda(const CalibrateOptions& opts, CliContext& ctx) {
-  hw::CudaDevice device(opts.device);
+  std::vector<hw::CollectivePoint> all_reduce;
+  int ranks = 1;
+#ifdef PARASHIFT_HAVE_MPI
+  check_cuda_devices(opts.device);
+  hw::MpiSession mpi;
+  ranks = mpi.world()->size();
+  if (ranks > 1) {
+    if (opts.device >= 0)
+      throw core::InputError(
+          "--device " + std::to_string(opts.device) + ": with " + std::to_string(ranks) +
+          " ranks each takes its GPU by its index on the node; leave --device out");
+    const CudaRank rank = open_cuda_rank(mpi, -1, hw::CudaMath::Fp32, ctx);
+    all_reduce = hw::measure_all_reduce(
+        *rank.world, *rank.kernels, opts.quick ? (std::size_t{1} << 20) : (std::size_t{1} << 30),
+        opts.quick ? 2 : 5);
+    if (mpi.world()->rank() != 0) return;
+  }
+#endif
+  hw::CudaDevice device(std::max(0, opts.device));
   const double peak = core::device_preset(opts.peak_of).peak_bf16_flops_per_s;
   std::optional<core::Scenario> scenario;
   std::vector<hw::GemmOp> shapes;
@@ -65,7 +96,9 @@ void run_calibrate_cuda(const CalibrateOptions& opts, CliContext& ctx) {
     shapes = hw::distinct_gemms(hw::executor_layer_shape(job));
   }
   const int repeats = opts.quick ? 5 : 20;
-  const auto profile = hw::measure_cuda_calibration(device, shapes, repeats);
+  auto profile = hw::measure_cuda_calibration(device, shapes, repeats);
+  profile.ranks = ranks;
+  profile.all_reduce = all_reduce;
   ctx.out << "GEMM (" << profile.device << ", cuBLAS, median of " << repeats << ") against "
           << opts.peak_of << "'s " << fmt("%.0f", peak / 1e12) << " TFLOP/s dense BF16\n";
   for (const auto& g : profile.gemm)
@@ -73,6 +106,7 @@ void run_calibrate_cuda(const CalibrateOptions& opts, CliContext& ctx) {
             << (g.b_transposed ? " B^T" : "") << "  " << fmt("%.1f", g.flops_per_s / 1e12)
             << " TFLOP/s  (" << fmt("%.0f", 100.0 * g.flops_per_s / peak) << "% of peak)\n";
   ctx.out << "device copy  " << fmt("%.0f", profile.memory_Bps / 1e9) << " GB/s\n";
+  print_all_reduce(profile, ctx);
   if (scenario) {
     const auto ops = hw::iteration_gemm_ops(job);
     double predicted_s = 0;
@@ -121,9 +155,7 @@ void run_calibrate(const CalibrateOptions& opts, CliContext& ctx) {
             << (g.b_transposed ? " B^T" : "") << "  " << fmt("%.2f", g.flops_per_s / 1e9)
             << " GFLOP/s\n";
   ctx.out << "memory copy  " << fmt("%.2f", profile.memory_Bps / 1e9) << " GB/s per rank\n";
-  for (const auto& c : profile.all_reduce)
-    ctx.out << "all-reduce " << fmt("%.0f", c.bytes) << " B  " << fmt("%.1f", c.seconds * 1e6)
-            << " us  bus " << fmt("%.3f", c.bus_Bps / 1e9) << " GB/s\n";
+  print_all_reduce(profile, ctx);
   if (!profile.kernels.empty())
     ctx.out << "cpu share " << fmt("%.2f", profile.cpu_share) << " of a core per rank\n";
   for (const auto& k : profile.kernels)
@@ -154,7 +186,8 @@ void add_calibrate_command(CLI::App& app, CliContext& ctx) {
       "(mpirun -np N parashift calibrate --backend hw for the collectives) and write a device "
       "profile");
   cmd->add_option("--backend", opts->backend,
-                  "hw (CPU ranks under mpirun) or cuda (one GPU, cuBLAS BF16 GEMMs)")
+                  "hw (CPU ranks under mpirun) or cuda (cuBLAS BF16 GEMMs on a GPU; NCCL "
+                  "all-reduce between GPUs under mpirun)")
       ->check(CLI::IsMember({"hw", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--out", opts->out_path, "Write the profile as JSON to FILE")->type_name("FILE");
@@ -164,7 +197,9 @@ void add_calibrate_command(CLI::App& app, CliContext& ctx) {
                   "optimizer) for this scenario's model and plan")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--device", opts->device, "cuda: GPU index")->capture_default_str();
+  cmd->add_option("--device", opts->device,
+                  "cuda: GPU index (default 0; under mpirun each rank takes its own)")
+      ->check(CLI::Range(0, 1023));
   cmd->add_option("--peak-of", opts->peak_of,
                   "cuda: device preset whose BF16 peak the GEMMs are "
                   "compared with")

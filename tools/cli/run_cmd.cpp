@@ -30,9 +30,10 @@
 #ifdef PARASHIFT_HAVE_CUDA
 #include "hw/calib/collective_calibration.hpp"
 #include "hw/cuda/cuda_kernels.hpp"
-#include "hw/cuda/cuda_probe.hpp"
-#include "hw/cuda/nccl_communicator.hpp"
 #include "tools/cli/device_run.hpp"
+#endif
+#if defined(PARASHIFT_HAVE_CUDA) && defined(PARASHIFT_HAVE_MPI)
+#include "tools/cli/cuda_rank.hpp"
 #endif
 
 namespace parashift::tools {
@@ -186,44 +187,6 @@ void run_sim_calibrated(const RunOptions& opts, const core::Scenario& scenario, 
                                      {"optimizer_ns", replay.optimizer_ns}});
 }
 
-#ifdef PARASHIFT_HAVE_CUDA
-// The GPU of this rank (--device, else its index on the node) and the job's
-// NCCL communicator over it; HwBackend then runs on CudaKernels.
-struct CudaRank {
-  std::unique_ptr<hw::CudaKernels> kernels;
-  std::unique_ptr<hw::Communicator> world;
-};
-
-// Before MPI starts: GPUs are there, and --device names one of them.
-void check_cuda_devices(const RunOptions& opts) {
-  const hw::CudaProbe probe = hw::probe_cuda();
-  const int visible = static_cast<int>(probe.devices.size());
-  const std::string seen =
-      std::to_string(visible) + " visible" + (probe.note.empty() ? "" : ": " + probe.note);
-  if (visible == 0) throw core::InputError("--backend cuda: no CUDA device (" + seen + ")");
-  if (opts.device >= visible)
-    throw core::InputError("--device " + std::to_string(opts.device) + ": no such CUDA device (" +
-                           seen + ")");
-}
-
-#ifdef PARASHIFT_HAVE_MPI
-CudaRank open_cuda_rank(const RunOptions& opts, hw::Communicator& bootstrap, int ranks_per_node) {
-  const int visible = static_cast<int>(hw::probe_cuda().devices.size());
-  const int device =
-      opts.device >= 0 ? opts.device : bootstrap.rank() % std::max(1, ranks_per_node);
-  if (device >= visible)
-    throw core::InputError("rank " + std::to_string(bootstrap.rank()) + ": GPU " +
-                           std::to_string(device) + " of its node, but the node has " +
-                           std::to_string(visible) + " (one rank per GPU)");
-  CudaRank rank;
-  rank.kernels = std::make_unique<hw::CudaKernels>(
-      device, opts.math == "tf32" ? hw::CudaMath::Tf32 : hw::CudaMath::Fp32);
-  rank.world = hw::make_nccl_world(bootstrap, device);
-  return rank;
-}
-#endif  // PARASHIFT_HAVE_MPI
-#endif
-
 #ifdef PARASHIFT_HAVE_MPI
 void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iterations,
             CliContext& ctx) {
@@ -248,16 +211,8 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
 #ifdef PARASHIFT_HAVE_CUDA
   CudaRank cuda;
   if (opts.backend == "cuda") {
-    // A rank without its GPU fails alone, while the others wait for it in
-    // NCCL's start-up: the message, then the whole job stops.
-    try {
-      cuda = open_cuda_rank(opts, *world, mpi.ranks_per_node());
-    } catch (const std::exception& e) {
-      ctx.err << "parashift: " << (dynamic_cast<const core::InputError*>(&e) ? "error" : "rank")
-              << ": " << e.what() << "\n";
-      ctx.err.flush();
-      mpi.abort_job(dynamic_cast<const core::InputError*>(&e) ? 2 : 1);
-    }
+    cuda = open_cuda_rank(mpi, opts.device,
+                          opts.math == "tf32" ? hw::CudaMath::Tf32 : hw::CudaMath::Fp32, ctx);
     job = cuda.world.get();
     config.options.kernels = cuda.kernels.get();
     config.options.resident_data = true;
@@ -339,9 +294,9 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
                            ": only with --backend cuda");
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
   const int iterations = opts.iterations > 0 ? opts.iterations : scenario.run.iterations;
-#ifdef PARASHIFT_HAVE_CUDA
-  if (opts.backend == "cuda") check_cuda_devices(opts);
-#else
+#if defined(PARASHIFT_HAVE_CUDA) && defined(PARASHIFT_HAVE_MPI)
+  if (opts.backend == "cuda") check_cuda_devices(opts.device);
+#elif !defined(PARASHIFT_HAVE_CUDA)
   if (opts.backend == "cuda")
     throw core::InputError(
         "--backend cuda: this parashift was built without the CUDA toolkit and NCCL "
@@ -417,7 +372,7 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->type_name("R@I");
   cmd->add_option("--device", opts->device,
                   "cuda: GPU index (default: the rank's index on its node)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1023));
   cmd->add_option("--math", opts->math,
                   "cuda: GEMM precision, fp32 (default) or tf32 (tensor cores)")
       ->check(CLI::IsMember({"fp32", "tf32"}));

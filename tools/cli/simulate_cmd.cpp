@@ -34,8 +34,8 @@ void write_trace(const std::string& path, const sim::TraceRecorder& trace,
                  const core::Scenario& scenario, const sim::IterationResult& result) {
   std::vector<std::string> workers, groups, links;
   for (const auto& w : result.workers) {
-    workers.push_back("stage " + std::to_string(w.stage) + " replica " +
-                      std::to_string(w.replica) + " cp " + std::to_string(w.cp_rank));
+    workers.push_back("stage " + std::to_string(w.stage) + " replica " + std::to_string(w.replica) +
+                      " cp " + std::to_string(w.cp_rank));
   }
   for (int s = 0; s < scenario.plan.pp; ++s) {
     for (int c = 0; c < scenario.plan.cp; ++c) {
@@ -84,9 +84,10 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   sim::print_summary(ctx.out, other, other_run);
   sim::print_comparison(ctx.out, "as written", run, opts.compare, other_run);
   if (!opts.json_path.empty()) {
-    write_json_file(opts.json_path,
-                    {{"compare", opts.compare},
-                     {"runs", {sim::summary_json(scenario, run), sim::summary_json(other, other_run)}}});
+    write_json_file(
+        opts.json_path,
+        {{"compare", opts.compare},
+         {"runs", {sim::summary_json(scenario, run), sim::summary_json(other, other_run)}}});
   }
 }
 
