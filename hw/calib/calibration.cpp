@@ -79,7 +79,8 @@ nlohmann::json to_json(const CalibrationProfile& p) {
                     {"a_transposed", g.a_transposed},
                     {"b_transposed", g.b_transposed}});
   for (const auto& c : p.all_reduce)
-    coll.push_back({{"bytes", c.bytes}, {"seconds", c.seconds}, {"bus_Bps", c.bus_Bps}});
+    coll.push_back(
+        {{"bytes", c.bytes}, {"seconds", c.seconds}, {"bus_Bps", c.bus_Bps}, {"group", c.group}});
   for (const auto& k : p.kernels)
     kernels.push_back({{"kernel", k.kernel}, {"ns_per_element", k.ns_per_element}});
   return {{"device", p.device},      {"ranks", p.ranks},           {"gemm", gemm},
@@ -98,7 +99,8 @@ CalibrationProfile profile_from_json(const nlohmann::json& j, const std::string&
                         g.value("b_transposed", false)});
     for (const auto& c : j.at("all_reduce"))
       p.all_reduce.push_back({c.at("bytes").get<double>(), c.at("seconds").get<double>(),
-                              c.at("bus_Bps").get<double>()});
+                              c.at("bus_Bps").get<double>(),
+                              c.value("group", std::string("job"))});  // older profiles: the job
     p.memory_Bps = j.at("memory_Bps").get<double>();
     p.cpu_share = j.value("cpu_share", 1.0);
     for (const auto& k : j.value("kernels", nlohmann::json::array()))

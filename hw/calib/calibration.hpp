@@ -32,6 +32,9 @@ struct CollectivePoint {
   double bytes = 0;  // per rank buffer
   double seconds = 0;
   double bus_Bps = 0;  // bytes / seconds x 2(n-1)/n
+  /// Over which ranks: "job" (all of them), or a plan's "tp" / "dp" groups,
+  /// every group of the kind at once, as training runs them.
+  std::string group = "job";
 };
 
 struct CalibrationProfile {

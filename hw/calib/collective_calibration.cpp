@@ -4,6 +4,11 @@
 #include <chrono>
 #include <limits>
 #include <span>
+#include <string>
+#include <utility>
+
+#include "core/input_error.hpp"
+#include "hw/exec/comm_groups.hpp"
 
 namespace parashift::hw {
 
@@ -30,6 +35,28 @@ std::vector<CollectivePoint> measure_all_reduce(Communicator& world, DeviceKerne
         {static_cast<double>(bytes), best, static_cast<double>(bytes) / best * 2.0 * (n - 1) / n});
   }
   return points;
+}
+
+std::vector<CollectivePoint> measure_plan_all_reduce(Communicator& world, DeviceKernels& kernels,
+                                                     const core::ParallelPlan& plan,
+                                                     std::size_t largest_bytes, int repeats) {
+  if (world.size() != plan.gpus())
+    throw core::InputError("plan " + plan.label() + " has " + std::to_string(plan.gpus()) +
+                           " ranks, the job " + std::to_string(world.size()) +
+                           ": its groups cannot be measured");
+  const CommGroups groups = make_comm_groups(world, plan);
+  std::vector<CollectivePoint> out;
+  for (const auto& [name, group] : {std::pair{"tp", groups.tp.get()}, {"dp", groups.dp.get()}}) {
+    if (group->size() <= 1) continue;
+    const double n = group->size();
+    for (CollectivePoint point : measure_all_reduce(*group, kernels, largest_bytes, repeats)) {
+      world.all_reduce_max(std::span<double>(&point.seconds, 1));
+      point.bus_Bps = point.bytes / point.seconds * 2.0 * (n - 1) / n;
+      point.group = name;
+      out.push_back(point);
+    }
+  }
+  return out;
 }
 
 }  // namespace parashift::hw

@@ -64,11 +64,17 @@ LayerShape executor_layer_shape(const ExecutorJob& job) {
   return {m.hidden, m.heads, m.ffn_hidden, job.plan->tp, job.seq_len, job.plan->micro_batch};
 }
 
-double all_reduce_s(const CalibrationProfile& p, double bytes, int ranks) {
+double all_reduce_s(const CalibrationProfile& p, double bytes, int ranks,
+                    const std::string& group) {
   if (ranks <= 1 || bytes <= 0) return 0.0;
   const double ring = 2.0 * (ranks - 1) / ranks;
-  if (p.all_reduce.empty()) return bytes * ring / p.memory_Bps;  // one-rank profile: a copy
-  auto points = p.all_reduce;
+  std::vector<CollectivePoint> points;
+  for (const std::string& g : {group, std::string("job")}) {
+    for (const auto& c : p.all_reduce)
+      if (c.group == g) points.push_back(c);
+    if (!points.empty()) break;
+  }
+  if (points.empty()) return bytes * ring / p.memory_Bps;  // one-rank profile: a copy
   std::sort(points.begin(), points.end(),
             [](const CollectivePoint& a, const CollectivePoint& b) { return a.bytes < b.bytes; });
   double bus_Bps = points.front().bus_Bps;
@@ -117,8 +123,8 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   const PassTime fwd = pass_time(layer_forward_ops(shape), shape, p);
   const PassTime bwd = pass_time(layer_backward_ops(shape), shape, p);
   const LayerOps fops = layer_forward_ops(shape), bops = layer_backward_ops(shape);
-  const double tp_fwd_s = fops.tp_all_reduces * all_reduce_s(p, fops.tp_bytes_each, plan.tp);
-  const double tp_bwd_s = bops.tp_all_reduces * all_reduce_s(p, bops.tp_bytes_each, plan.tp);
+  const double tp_fwd_s = fops.tp_all_reduces * all_reduce_s(p, fops.tp_bytes_each, plan.tp, "tp");
+  const double tp_bwd_s = bops.tp_all_reduces * all_reduce_s(p, bops.tp_bytes_each, plan.tp, "tp");
   const double activation_bytes = static_cast<double>(shape.tokens()) * shape.hidden * 4.0;
   const double wall = 1.0 / p.cpu_share;  // CPU time on a core -> wall time
   const double elements = static_cast<double>(shape.tokens()) * shape.hidden;
@@ -178,8 +184,8 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
       const double bucket = static_cast<double>(job.dp_bucket_bytes);
       const double full = std::floor(grad_bytes / bucket);
       dp_s =
-          full * all_reduce_s(p, bucket, plan.dp) +
-          all_reduce_s(p, grad_bytes - full * bucket, plan.dp) +
+          full * all_reduce_s(p, bucket, plan.dp, "dp") +
+          all_reduce_s(p, grad_bytes - full * bucket, plan.dp, "dp") +
           4.0 * grad_bytes / p.memory_Bps * wall;  // into the bucket and back: 2 reads + 2 writes
     }
     const double opt_s = layers[static_cast<std::size_t>(s)] * layer_params * opt_ns * 1e-9 * wall;

@@ -51,10 +51,13 @@ ExecutorJob executor_job(const core::Scenario& scenario,
 /// The shape of one layer on one rank for one micro-batch, as HwBackend builds it.
 LayerShape executor_layer_shape(const ExecutorJob& job);
 
-/// Seconds of one all-reduce of `bytes` per rank over `ranks` ranks: the bus
-/// bandwidth interpolated (log-log) between calibrated sizes, times the ring
-/// factor 2(n-1)/n; never below the smallest measured time. 0 for one rank.
-double all_reduce_s(const CalibrationProfile& profile, double bytes, int ranks);
+/// Seconds of one all-reduce of `bytes` per rank over `ranks` ranks of a
+/// `group` ("tp", "dp"; the job's points when the profile has none for it):
+/// the bus bandwidth interpolated (log-log) between calibrated sizes, times
+/// the ring factor 2(n-1)/n; never below the smallest measured time. 0 for
+/// one rank.
+double all_reduce_s(const CalibrationProfile& profile, double bytes, int ranks,
+                    const std::string& group = "job");
 /// Seconds of one calibrated GEMM: its exact kernel when measured, else the
 /// fitted device (peak x d / (d + half)).
 double gemm_op_s(const CalibrationProfile& profile, const GemmOp& op);

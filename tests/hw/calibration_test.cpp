@@ -1,12 +1,18 @@
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
 #include "hw/calib/calibration.hpp"
+#include "hw/calib/collective_calibration.hpp"
 #include "hw/calib/predict.hpp"
 #include "hw/comm/self_communicator.hpp"
+#include "hw/comm/thread_communicator.hpp"
+#include "hw/device/host_kernels.hpp"
 #include "hw/model/layer_ops.hpp"
+#include "tests/hw/hw_test_model.hpp"
 
 using namespace parashift;
 
@@ -55,6 +61,54 @@ TEST_CASE("calibrated all-reduce time: bus bandwidth interpolated log-log, ring 
   // Never below the smallest measured time: 8 B -> 10 us; one rank: nothing to reduce.
   CHECK(hw::all_reduce_s(p, 8, 2) == doctest::Approx(1e-5));
   CHECK(hw::all_reduce_s(p, 65536, 1) == 0.0);
+}
+
+TEST_CASE("a group's own all-reduce points, else the job's") {
+  hw::CalibrationProfile p;
+  p.memory_Bps = 8e9;
+  // Job: 2 GB/s bus; tp groups: 0.5 GB/s (say, across a slower link).
+  p.all_reduce = {{4096, 1e-5, 2.0e9, "job"},
+                  {65536, 5e-5, 2.0e9, "job"},
+                  {4096, 1e-5, 0.5e9, "tp"},
+                  {65536, 2e-4, 0.5e9, "tp"}};
+  // 65536 B on 2 ranks (ring factor 1): tp at 0.5 GB/s = 131.072 us; dp has
+  // no points of its own and takes the job's 2 GB/s = 32.768 us.
+  CHECK(hw::all_reduce_s(p, 65536, 2, "tp") == doctest::Approx(131.072e-6));
+  CHECK(hw::all_reduce_s(p, 65536, 2, "dp") == doctest::Approx(32.768e-6));
+  CHECK(hw::all_reduce_s(p, 65536, 2) == doctest::Approx(32.768e-6));
+  // The group survives the JSON round trip; a point without one is the job's.
+  auto json = hw::to_json(p);
+  CHECK(hw::profile_from_json(json, "x.json").all_reduce[2].group == "tp");
+  json["all_reduce"][2].erase("group");
+  CHECK(hw::profile_from_json(json, "x.json").all_reduce[2].group == "job");
+}
+
+TEST_CASE("the plan's tp and dp groups measured at once, the same points on every rank") {
+  // tp 2 x dp 2 on four threads: two tp groups and two dp groups of 2 ranks;
+  // sizes 4 KiB and 32 KiB each, the slowest rank's time everywhere.
+  auto world = hw::make_thread_group(4);
+  const auto plan = test::tiny_plan(2, 1, 2);
+  std::vector<hw::CollectivePoint> points[4];
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 4; ++r)
+    threads.emplace_back([&, r] {
+      hw::HostKernels kernels;
+      points[r] = hw::measure_plan_all_reduce(*world[static_cast<std::size_t>(r)], kernels, plan,
+                                              std::size_t{1} << 15, 2);
+    });
+  for (auto& t : threads) t.join();
+  REQUIRE(points[0].size() == 4);
+  CHECK(points[0][0].group == "tp");
+  CHECK(points[0][2].group == "dp");
+  CHECK(points[0][1].bytes == 32768.0);
+  for (int r = 1; r < 4; ++r)
+    for (std::size_t i = 0; i < 4; ++i) CHECK(points[r][i].seconds == points[0][i].seconds);
+  // 2 ranks: bus = bytes / seconds (ring factor 1).
+  CHECK(points[0][1].bus_Bps == doctest::Approx(32768.0 / points[0][1].seconds));
+  // A job of another size than the plan is refused.
+  hw::SelfCommunicator one;
+  hw::HostKernels kernels;
+  CHECK_THROWS_AS(hw::measure_plan_all_reduce(one, kernels, plan, 4096, 1), core::InputError);
 }
 
 TEST_CASE("the executor's op list: a layer's forward FLOPs, backward twice forward") {

@@ -17,6 +17,7 @@
 #include "hw/calib/calibration.hpp"
 #include "hw/calib/executor_kernels.hpp"
 #include "hw/calib/predict.hpp"
+#include "hw/device/host_kernels.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 
@@ -56,8 +57,24 @@ std::string fmt(const char* format, double value) {
 
 void print_all_reduce(const hw::CalibrationProfile& profile, CliContext& ctx) {
   for (const auto& c : profile.all_reduce)
-    ctx.out << "all-reduce " << fmt("%.0f", c.bytes) << " B  " << fmt("%.1f", c.seconds * 1e6)
-            << " us  bus " << fmt("%.3f", c.bus_Bps / 1e9) << " GB/s\n";
+    ctx.out << "all-reduce " << (c.group == "job" ? "" : c.group + " groups ")
+            << fmt("%.0f", c.bytes) << " B  " << fmt("%.1f", c.seconds * 1e6) << " us  bus "
+            << fmt("%.3f", c.bus_Bps / 1e9) << " GB/s\n";
+}
+
+// With --scenario on as many ranks as its plan: the all-reduce inside the
+// plan's tp and dp groups too (one line when the job is another size).
+void add_plan_all_reduce(hw::Communicator& world, hw::DeviceKernels& kernels,
+                         const core::ParallelPlan& plan, std::size_t largest, int repeats,
+                         hw::CalibrationProfile& profile, CliContext& ctx) {
+  if (world.size() != plan.gpus()) {
+    if (world.rank() == 0)
+      ctx.out << "plan groups not measured: " << plan.label() << " has " << plan.gpus()
+              << " ranks, this job " << world.size() << "\n";
+    return;
+  }
+  for (auto& point : hw::measure_plan_all_reduce(world, kernels, plan, largest, repeats))
+    profile.all_reduce.push_back(point);
 }
 
 #ifdef PARASHIFT_HAVE_CUDA
@@ -79,9 +96,15 @@ void run_calibrate_cuda(const CalibrateOptions& opts, CliContext& ctx) {
           "--device " + std::to_string(opts.device) + ": with " + std::to_string(ranks) +
           " ranks each takes its GPU by its index on the node; leave --device out");
     const CudaRank rank = open_cuda_rank(mpi, -1, hw::CudaMath::Fp32, ctx);
-    all_reduce = hw::measure_all_reduce(
-        *rank.world, *rank.kernels, opts.quick ? (std::size_t{1} << 20) : (std::size_t{1} << 30),
-        opts.quick ? 2 : 5);
+    const std::size_t largest = opts.quick ? (std::size_t{1} << 20) : (std::size_t{1} << 30);
+    all_reduce = hw::measure_all_reduce(*rank.world, *rank.kernels, largest, opts.quick ? 2 : 5);
+    if (!opts.scenario.empty()) {
+      hw::CalibrationProfile groups;
+      add_plan_all_reduce(*rank.world, *rank.kernels,
+                          core::load_scenario(opts.scenario, opts.overrides).plan, largest,
+                          opts.quick ? 2 : 5, groups, ctx);
+      all_reduce.insert(all_reduce.end(), groups.all_reduce.begin(), groups.all_reduce.end());
+    }
     if (mpi.world()->rank() != 0) return;
   }
 #endif
@@ -147,6 +170,10 @@ void run_calibrate(const CalibrateOptions& opts, CliContext& ctx) {
     // Also sets the share of a core the ranks got over those passes.
     hw::measure_executor_kernels(*world, hw::executor_layer_shape(job), opts.quick ? 10 : 40,
                                  profile);
+    hw::HostKernels host;
+    add_plan_all_reduce(*world, host, scenario.plan,
+                        opts.quick ? (std::size_t{1} << 16) : (std::size_t{1} << 24),
+                        opts.quick ? 2 : 5, profile, ctx);
   }
   if (world->rank() != 0) return;
   ctx.out << "GEMM (fp32, Eigen, slowest of " << profile.ranks << " rank(s) running at once)\n";

@@ -235,10 +235,15 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     mpi.abort_job(1);
   }
 #ifdef PARASHIFT_HAVE_CUDA
-  // Every rank: the job's all-reduce bus bandwidth on the GPUs, for the prediction.
+  // Every rank: the all-reduce bus bandwidth on the GPUs, over the job and in
+  // the plan's tp and dp groups, for the prediction.
   std::vector<hw::CollectivePoint> all_reduce;
-  if (cuda.kernels)
+  if (cuda.kernels) {
     all_reduce = hw::measure_all_reduce(*job, *cuda.kernels, std::size_t{1} << 30, 5);
+    for (const auto& point :
+         hw::measure_plan_all_reduce(*job, *cuda.kernels, scenario.plan, std::size_t{1} << 30, 5))
+      all_reduce.push_back(point);
+  }
 #endif
   if (!lead) return;
   nlohmann::json device_summary;
