@@ -10,6 +10,7 @@
 #include "hw/calib/kernel_timer.hpp"
 #include "hw/cpu/executor_gemm.hpp"
 #include "hw/cpu/host_allocator.hpp"
+#include "hw/device/device_layer.hpp"
 #include "hw/model/layer_ops.hpp"
 #include "hw/model/pointwise.hpp"
 #include "hw/model/synthetic_data.hpp"
@@ -70,18 +71,28 @@ struct ExecutorKernelBench::Impl {
   };
   struct OptimizerBench {
     OptimizerConfig config;
-    LayerTensors w, g;
-    OptimizerState state;
+    DeviceLayerTensors w, g;
+    DeviceOptimizerState state;
     long long step = 0;
   };
   LayerShape shape;
+  HostKernels kernels;  // the CPU executor's kernels; declared before the buffers
   std::vector<Bench> benches;
   std::vector<std::unique_ptr<ExecutorGemm>> gemms;
   std::vector<std::unique_ptr<OptimizerBench>> optimizers;
-  Matrix u, act, scores0, scores, ds, x, target;
-  LossTerm loss;
+  DeviceBuffer u, act, scores0, scores, ds, x, target, dy;
+  double loss = 0;
   double cpu_s = 0, wall_s = 0;
   bool warm = false;
+
+  DeviceBuffer upload(const Matrix& m) {
+    DeviceBuffer b(kernels, static_cast<std::size_t>(m.size()));
+    kernels.upload(std::span<const float>(m.data(), b.size()), b.data());
+    return b;
+  }
+
+  // The kernels the CPU executor runs (HwBackend on HostKernels: the device
+  // layer's calls), on the layer's own sizes.
   explicit Impl(const LayerShape& layer) : shape(layer) {
     keep_freed_host_memory();  // as the executor runs
     for (const GemmOp& op : distinct_gemms(shape)) {
@@ -93,34 +104,47 @@ struct ExecutorKernelBench::Impl {
       benches.push_back({name, GemmOp{}, elements, std::move(run), {}});
     };
     const int t = shape.tokens(), fl = shape.ffn_local(), seq = shape.seq_len;
-    u = ramp(t, fl);
-    add(to_string(PointwiseKind::Gelu), static_cast<double>(u.size()), [this] { act = gelu(u); });
+    u = upload(ramp(t, fl));
+    act = DeviceBuffer(kernels, u.size());
+    add(to_string(PointwiseKind::Gelu), static_cast<double>(u.size()),
+        [this] { kernels.gelu(u.data(), act.data(), u.size()); });
     add(to_string(PointwiseKind::GeluBackward), static_cast<double>(u.size()),
-        [this] { act = gelu_backward(u, u); });
-    scores0 = ramp(seq, seq);
-    scores = scores0;
+        [this] { kernels.gelu_backward(u.data(), u.data(), act.data(), u.size()); });
+    scores0 = upload(ramp(seq, seq));
+    scores = DeviceBuffer(kernels, scores0.size());
+    ds = DeviceBuffer(kernels, scores0.size());
     // The copy restores the input; it costs one pass, as the executor's GEMM output write does not.
-    add(to_string(PointwiseKind::CausalSoftmax), static_cast<double>(scores.size()), [this] {
-      scores = scores0;
-      causal_softmax(scores);
+    add(to_string(PointwiseKind::CausalSoftmax), static_cast<double>(scores.size()), [this, seq] {
+      kernels.copy(scores0.data(), scores.data(), scores.size());
+      kernels.causal_softmax(scores.data(), 1, seq);
     });
     add(to_string(PointwiseKind::CausalSoftmaxBackward), static_cast<double>(scores.size()),
-        [this] { ds = causal_softmax_backward(scores, scores0, 0.125f); });
-    x = micro_batch_input(shape, 1, 0);
-    target = micro_batch_target(shape, 1, 0);
-    add(kDataKernel, static_cast<double>(t) * shape.hidden,
-        [this] { x = micro_batch_input(shape, 1, 0); });
-    add(kLossKernel, static_cast<double>(x.size()),
-        [this] { loss = squared_error_loss(x, target, 1); });
+        [this, seq] {
+          kernels.causal_softmax_backward(scores.data(), scores0.data(), ds.data(), 1, seq, 0.125f);
+        });
+    // A micro-batch's input (or target) made on the host and put in the executor's buffer.
+    x = upload(micro_batch_input(shape, 1, 0));
+    target = upload(micro_batch_target(shape, 1, 0));
+    dy = DeviceBuffer(kernels, x.size());
+    add(kDataKernel, static_cast<double>(t) * shape.hidden, [this] {
+      const Matrix made = micro_batch_input(shape, 1, 0);
+      kernels.upload(std::span<const float>(made.data(), x.size()), x.data());
+    });
+    add(kLossKernel, static_cast<double>(x.size()), [this] {
+      loss = kernels.squared_error(x.data(), target.data(), dy.data(), x.size(),
+                                   static_cast<double>(x.size()));
+    });
     for (const OptimizerKind kind : {OptimizerKind::Adam, OptimizerKind::Sgd}) {
       OptimizerConfig config;
       config.kind = kind;
-      optimizers.push_back(std::make_unique<OptimizerBench>(
-          OptimizerBench{config, zero_layer(shape), zero_layer(shape), zero_state(config, shape)}));
+      optimizers.push_back(std::make_unique<OptimizerBench>(OptimizerBench{
+          config, zero_device_layer(kernels, shape), zero_device_layer(kernels, shape),
+          zero_device_state(kernels, config, shape)}));
       OptimizerBench* o = optimizers.back().get();
       add(kind == OptimizerKind::Adam ? kAdamKernel : kSgdKernel,
-          static_cast<double>(o->w.elements()),
-          [o] { optimizer_update(o->config, ++o->step, o->w, o->g, o->state); });
+          static_cast<double>(layer_parameters(shape)), [this, o] {
+            device_optimizer_update(kernels, o->config, ++o->step, o->w, o->g, o->state);
+          });
     }
   }
 

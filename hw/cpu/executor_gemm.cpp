@@ -4,32 +4,38 @@ namespace parashift::hw {
 
 namespace {
 
-// A (rows x cols) with deterministic values (i + 2j) mod 7 / 7.
-Matrix operand(int rows, int cols) {
-  Matrix m(rows, cols);
+// rows x cols with deterministic values (i + 2j) mod 7 / 7.
+DeviceBuffer operand(HostKernels& k, int rows, int cols) {
+  DeviceBuffer b(k, static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
   for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) m(i, j) = static_cast<float>((i + 2 * j) % 7) / 7.0f;
-  return m;
+    for (int j = 0; j < cols; ++j)
+      b.data()[static_cast<std::size_t>(i) * static_cast<std::size_t>(cols) +
+               static_cast<std::size_t>(j)] = static_cast<float>((i + 2 * j) % 7) / 7.0f;
+  return b;
 }
 
 }  // namespace
 
 ExecutorGemm::ExecutorGemm(const GemmOp& op)
-    : op_(op),
-      a_(op.a_transposed ? operand(op.k, op.m) : operand(op.m, op.k)),
-      b_(op.b_transposed ? operand(op.n, op.k) : operand(op.k, op.n)),
-      c_(op.m, op.n) {}
+    : a_(op.a_transposed ? operand(kernels_, op.k, op.m) : operand(kernels_, op.m, op.k)),
+      b_(op.b_transposed ? operand(kernels_, op.n, op.k) : operand(kernels_, op.k, op.n)),
+      c_(kernels_, static_cast<std::size_t>(op.m) * static_cast<std::size_t>(op.n)) {
+  call_.m = op.m;
+  call_.n = op.n;
+  call_.k = op.k;
+  call_.a_transposed = op.a_transposed;
+  call_.b_transposed = op.b_transposed;
+  call_.a = a_.data();
+  call_.lda = op.a_transposed ? op.m : op.k;
+  call_.b = b_.data();
+  call_.ldb = op.b_transposed ? op.k : op.n;
+  call_.c = c_.data();
+  call_.ldc = op.n;
+}
 
 void ExecutorGemm::run() {
-  if (op_.a_transposed && op_.b_transposed)
-    c_.noalias() = a_.transpose() * b_.transpose();
-  else if (op_.a_transposed)
-    c_.noalias() = a_.transpose() * b_;
-  else if (op_.b_transposed)
-    c_.noalias() = a_ * b_.transpose();
-  else
-    c_.noalias() = a_ * b_;
-  sink_ += c_(0, 0);
+  kernels_.gemm(call_);
+  sink_ += c_.data()[0];
 }
 
 KernelTime time_executor_gemm(const GemmOp& op, int repeats, KernelClock clock) {

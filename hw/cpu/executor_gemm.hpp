@@ -1,9 +1,10 @@
-// Times one of the executor's GEMM kernels (hw/model/layer_ops.hpp) with the
-// executor's matrix type (row-major fp32 Eigen) and operand transposition.
+// Times one of the executor's GEMM kernels (hw/model/layer_ops.hpp) as the
+// CPU executor runs it: HostKernels::gemm (hw/device/host_kernels.hpp) on
+// row-major fp32 buffers with the op's operand transposition.
 #pragma once
 
 #include "hw/calib/kernel_timer.hpp"
-#include "hw/model/layer.hpp"
+#include "hw/device/host_kernels.hpp"
 #include "hw/model/layer_ops.hpp"
 
 namespace parashift::hw {
@@ -18,8 +19,9 @@ class ExecutorGemm {
   float sink() const { return sink_; }
 
  private:
-  GemmOp op_;
-  Matrix a_, b_, c_;
+  HostKernels kernels_;
+  DeviceBuffer a_, b_, c_;
+  GemmCall call_;
   float sink_ = 0;
 };
 
