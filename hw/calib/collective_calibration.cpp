@@ -12,6 +12,15 @@
 
 namespace parashift::hw {
 
+namespace {
+
+// nccl-tests' bus bandwidth of an all-reduce over n ranks.
+double bus_Bps(double bytes, double seconds, double n) {
+  return bytes / seconds * 2.0 * (n - 1) / n;
+}
+
+}  // namespace
+
 std::vector<CollectivePoint> measure_all_reduce(Communicator& world, DeviceKernels& kernels,
                                                 std::size_t largest_bytes, int repeats) {
   std::vector<CollectivePoint> points;
@@ -32,7 +41,7 @@ std::vector<CollectivePoint> measure_all_reduce(Communicator& world, DeviceKerne
       best = std::min(best, seconds);
     }
     points.push_back(
-        {static_cast<double>(bytes), best, static_cast<double>(bytes) / best * 2.0 * (n - 1) / n});
+        {static_cast<double>(bytes), best, bus_Bps(static_cast<double>(bytes), best, n)});
   }
   return points;
 }
@@ -51,7 +60,7 @@ std::vector<CollectivePoint> measure_plan_all_reduce(Communicator& world, Device
     const double n = group->size();
     for (CollectivePoint point : measure_all_reduce(*group, kernels, largest_bytes, repeats)) {
       world.all_reduce_max(std::span<double>(&point.seconds, 1));
-      point.bus_Bps = point.bytes / point.seconds * 2.0 * (n - 1) / n;
+      point.bus_Bps = bus_Bps(point.bytes, point.seconds, n);
       point.group = name;
       out.push_back(point);
     }

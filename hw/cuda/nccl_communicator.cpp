@@ -78,7 +78,7 @@ class NcclCommunicator : public Communicator {
     double* slot = base + mine.size() * static_cast<std::size_t>(rank_);
     CUDACHECK(
         cudaMemcpyAsync(slot, mine.data(), mine.size_bytes(), cudaMemcpyHostToDevice, stream_));
-    NCCLCHECK(ncclAllGather(slot, base, mine.size(), ncclFloat64, comm_, stream_));
+    checked(ncclAllGather(slot, base, mine.size(), ncclFloat64, comm_, stream_), "ncclAllGather");
     CUDACHECK(cudaMemcpyAsync(all.data(), base, all.size() * sizeof(double), cudaMemcpyDeviceToHost,
                               stream_));
     wait();
@@ -113,9 +113,9 @@ class NcclCommunicator : public Communicator {
     return out;
   }
   void flush_sends() override {
-    NCCLCHECK(ncclGroupStart());
+    checked(ncclGroupStart(), "ncclGroupStart");
     issue(false);
-    NCCLCHECK(ncclGroupEnd());
+    checked(ncclGroupEnd(), "ncclGroupEnd");
     wait();
     release_issued();
   }
@@ -138,9 +138,10 @@ class NcclCommunicator : public Communicator {
     for (int polls = 0;; ++polls) {
       const cudaError_t status = cudaStreamQuery(stream_);
       if (status == cudaSuccess) return;
-      if (status != cudaErrorNotReady) CUDACHECK(status);
+      if (status != cudaErrorNotReady)
+        abort_with(std::string("the stream failed: ") + cudaGetErrorString(status));
       ncclResult_t async = ncclSuccess;
-      NCCLCHECK(ncclCommGetAsyncError(comm_, &async));
+      checked(ncclCommGetAsyncError(comm_, &async), "ncclCommGetAsyncError");
       if (async != ncclSuccess && async != ncclInProgress)
         abort_with(std::string("NCCL reported ") + ncclGetErrorString(async));
       if (std::chrono::steady_clock::now() - start > patience_)
@@ -152,6 +153,13 @@ class NcclCommunicator : public Communicator {
       else
         std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
+  }
+
+  // An NCCL call on the communication path: a failure aborts the
+  // communicator like a failed wait (a peer may be gone).
+  void checked(ncclResult_t result, const char* call) {
+    if (result != ncclSuccess && result != ncclInProgress)
+      abort_with(std::string(call) + ": " + ncclGetErrorString(result));
   }
 
   [[noreturn]] void abort_with(const std::string& why) {
@@ -189,11 +197,11 @@ class NcclCommunicator : public Communicator {
               ncclRedOp_t op) {
     no_sends_queued("all_reduce");
     if (on_device(data)) {
-      NCCLCHECK(ncclAllReduce(data, data, count, type, op, comm_, stream_));
+      checked(ncclAllReduce(data, data, count, type, op, comm_, stream_), "ncclAllReduce");
     } else {
       void* device = stage(bytes);
       CUDACHECK(cudaMemcpyAsync(device, data, bytes, cudaMemcpyHostToDevice, stream_));
-      NCCLCHECK(ncclAllReduce(device, device, count, type, op, comm_, stream_));
+      checked(ncclAllReduce(device, device, count, type, op, comm_, stream_), "ncclAllReduce");
       CUDACHECK(cudaMemcpyAsync(data, device, bytes, cudaMemcpyDeviceToHost, stream_));
     }
     wait();
@@ -216,7 +224,7 @@ class NcclCommunicator : public Communicator {
   void issue(bool headers_only) {
     for (const std::size_t id : deferred_.take(headers_only)) {
       const Message& m = messages_.at(id);
-      NCCLCHECK(ncclSend(buffers_.at(id), m.bytes, ncclUint8, m.peer, comm_, stream_));
+      checked(ncclSend(buffers_.at(id), m.bytes, ncclUint8, m.peer, comm_, stream_), "ncclSend");
       issued_.push_back(id);
     }
   }
@@ -237,10 +245,10 @@ class NcclCommunicator : public Communicator {
   void receive(void* data, std::size_t bytes, int peer, bool header) {
     const bool direct = on_device(data);
     void* into = direct ? data : stage(bytes);
-    NCCLCHECK(ncclGroupStart());
+    checked(ncclGroupStart(), "ncclGroupStart");
     issue(header);
-    NCCLCHECK(ncclRecv(into, bytes, ncclUint8, peer, comm_, stream_));
-    NCCLCHECK(ncclGroupEnd());
+    checked(ncclRecv(into, bytes, ncclUint8, peer, comm_, stream_), "ncclRecv");
+    checked(ncclGroupEnd(), "ncclGroupEnd");
     if (!direct) CUDACHECK(cudaMemcpyAsync(data, into, bytes, cudaMemcpyDeviceToHost, stream_));
     wait();
     release_issued();

@@ -137,6 +137,9 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
   for (int l = first; l < first + layers_per_stage_[static_cast<std::size_t>(groups_.coord.pp)];
        ++l)
     layers_.emplace(l, new_slot(l));
+  // The buffers' zeroing and uploads are done before a communicator (NCCL,
+  // on its own stream) may write into them.
+  kernels_->synchronize();
 }
 
 core::TimeNs HwBackend::compute_now_ns() const {

@@ -23,6 +23,18 @@ constexpr int kReplicaTag = 31'000;
 constexpr int kFetchTag = 31'001;
 constexpr std::size_t kVersionSlots = 16;  // versions per rank and kind exchanged at restore
 
+// What a layer slot carries to another stage or into a snapshot: its
+// weights, and Adam's moments (gradients are zero between iterations).
+template <typename Slot>
+auto carried_sets(Slot& slot, OptimizerKind kind) {
+  std::vector<decltype(&slot.weights)> sets{&slot.weights};
+  if (kind == OptimizerKind::Adam) {
+    sets.push_back(&slot.state.m);
+    sets.push_back(&slot.state.v);
+  }
+  return sets;
+}
+
 int stage_of(const std::vector<int>& offsets, int layer) {
   const auto it = std::upper_bound(offsets.begin(), offsets.end(), layer);
   return static_cast<int>(it - offsets.begin()) - 1;
@@ -90,21 +102,15 @@ void HwBackend::rebalance(const std::vector<int>& counts) {
 // A slot's weights and optimizer moments travel through host memory: down
 // from the device, into the byte stream, and back up on the other side.
 void HwBackend::write_slot(ByteWriter& out, const LayerSlot& slot) const {
-  std::vector<const DeviceLayerTensors*> sets{&slot.weights};
-  if (options_.optimizer.kind == OptimizerKind::Adam)
-    sets = {&slot.weights, &slot.state.m, &slot.state.v};
-  for (const DeviceLayerTensors* set : sets) {
+  for (const DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind)) {
     const LayerTensors host = download_layer(*kernels_, *set, shape_);
     for (const Matrix* m : host.all()) out.matrix(*m);
   }
 }
 
 void HwBackend::read_slot(ByteReader& in, LayerSlot& slot) const {
-  std::vector<DeviceLayerTensors*> sets{&slot.weights};
-  if (options_.optimizer.kind == OptimizerKind::Adam)
-    sets = {&slot.weights, &slot.state.m, &slot.state.v};
   LayerTensors host = zero_layer(shape_);
-  for (DeviceLayerTensors* set : sets) {
+  for (DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind)) {
     auto device = set->all();
     auto matrices = host.all();
     for (std::size_t i = 0; i < matrices.size(); ++i) {

@@ -1,5 +1,5 @@
 // The executor's exact work for one layer, one micro-batch, on one rank, as a
-// list of kernels (layer.cpp runs exactly these): GEMMs by shape and operand
+// list of kernels (the device layer and layer.cpp run exactly these): GEMMs by shape and operand
 // transposition, element-wise kernels by element count, streaming copies and
 // adds by bytes, and the tensor-parallel all-reduces. Calibration measures
 // each kernel; the predictor (hw/calib/predict.hpp) adds them up.

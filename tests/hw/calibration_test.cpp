@@ -69,8 +69,8 @@ TEST_CASE("a group's own all-reduce points, else the job's") {
   // Job: 2 GB/s bus; tp groups: 0.5 GB/s (say, across a slower link).
   p.all_reduce = {{4096, 1e-5, 2.0e9, "job"},
                   {65536, 5e-5, 2.0e9, "job"},
-                  {4096, 1e-5, 0.5e9, "tp"},
-                  {65536, 2e-4, 0.5e9, "tp"}};
+                  {4096, 8.192e-6, 0.5e9, "tp"},
+                  {65536, 1.31072e-4, 0.5e9, "tp"}};
   // 65536 B on 2 ranks (ring factor 1): tp at 0.5 GB/s = 131.072 us; dp has
   // no points of its own and takes the job's 2 GB/s = 32.768 us.
   CHECK(hw::all_reduce_s(p, 65536, 2, "tp") == doctest::Approx(131.072e-6));

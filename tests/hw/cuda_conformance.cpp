@@ -22,7 +22,7 @@ namespace {
 
 // cuBLAS sums in another order than Eigen (split-K, FMA), and expf / tanhf
 // differ from Eigen's vectorised exp / tanh by an ulp or two: float
-// rounding (6e-8 per operation) over sums of up to 1536 terms through one
+// rounding (6e-8 per operation) over sums of up to 1024 terms through one
 // layer gives about 1e-5 at worst; 1e-4 bounds it with room. The executor's
 // losses go through 4 layers and 5 optimizer steps: 1e-3.
 constexpr double kLayerBound = 1e-4;

@@ -66,9 +66,10 @@ TEST_CASE("device layer on host kernels equals the CPU layer, two tensor-paralle
 }
 
 TEST_CASE("the comparison is sensitive: K and V swapped on the device show") {
-  // A head batched with the wrong column offset reads another part of QKV;
-  // swapping the K and V weight columns on the device side is such a mix-up
-  // and must show far above the tolerance.
+  // A head batched with the wrong column offset would read another part of
+  // QKV. The device code is right, so the mix-up is made in its input
+  // instead: K and V weight columns swapped on the device side must show far
+  // above the tolerance, or the comparisons above could not see such a bug.
   const hw::LayerShape s = shape(1);
   hw::HostKernels k;
   hw::LayerTensors w = hw::init_layer(s, 7, 3, 0);

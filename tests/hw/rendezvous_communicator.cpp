@@ -217,8 +217,9 @@ class RendezvousCommunicator : public hw::Communicator {
   }
 
   void receive(std::span<std::byte> into, int peer, bool header) {
-    const auto ids =
-        mode_ == SendMode::Deferred ? deferred_.take(header) : std::vector<std::size_t>{};
+    std::vector<std::size_t> ids;  // eager: the sends went out on their own
+    if (mode_ == SendMode::Deferred) ids = deferred_.take(header);
+    if (mode_ == SendMode::DeferredAll) ids = deferred_.take(false);
     group(ids, &into, true, peer);
   }
 
@@ -250,7 +251,7 @@ class RendezvousCommunicator : public hw::Communicator {
   }
 
   void before_collective() {
-    if (!deferred_.empty() && mode_ == SendMode::Deferred)
+    if (!deferred_.empty() && mode_ != SendMode::Eager)
       throw hw::HwError("rendezvous: a collective with sends still queued");
     wait_in_flight();
   }

@@ -9,7 +9,9 @@
 //
 // Deferred mode queues sends and issues them with the next receive or flush
 // in the order hw::DeferredSends gives, as the NCCL communicator does; eager
-// mode issues each send as a group of its own, as it did before. A rank that
+// mode issues each send as a group of its own, as it did before;
+// deferred-all mode issues every queued send with any receive, headers and
+// payloads alike (DeferredSends without its header rule). A rank that
 // waits longer than `patience` for its groups fails the whole group with
 // HwError("... deadlock ..."), so a deadlock ends the test instead of hanging it.
 #pragma once
@@ -22,7 +24,7 @@
 
 namespace parashift::test {
 
-enum class SendMode { Deferred, Eager };
+enum class SendMode { Deferred, Eager, DeferredAll };
 
 std::vector<std::unique_ptr<hw::Communicator>> make_rendezvous_group(
     int size, SendMode mode, std::chrono::milliseconds patience);

@@ -132,3 +132,20 @@ TEST_CASE("rendezvous model: each send issued on its own deadlocks 1F1B") {
   CHECK_THROWS_WITH_AS(train(model, plan, 1, "rdv-eager"), doctest::Contains("deadlock"),
                        hw::HwError);
 }
+
+TEST_CASE("rendezvous model: without the header rule the snapshot ring deadlocks") {
+  // dp 2 on 2 ranks, one per node: each rank sends its shard to the other
+  // and receives the other's. Issuing the queued payload with the header
+  // receive puts each rank's payload send in a group that waits for the
+  // other's payload receive, which comes only after the other's group
+  // completes: a cycle. The header rule (hw::DeferredSends) sends only the
+  // lengths first (the moves case above completes with it).
+  const auto plan = test::tiny_plan(1, 1, 2);
+  const BeforeStep snapshot = [](hw::HwBackend& backend, int i) {
+    if (i == 1) backend.apply({core::SnapshotDirective{1}, "test", 0});
+  };
+  Group model =
+      test::make_rendezvous_group(2, test::SendMode::DeferredAll, std::chrono::seconds(1));
+  CHECK_THROWS_WITH_AS(train(model, plan, 2, "rdv-no-header", snapshot, 1),
+                       doctest::Contains("deadlock"), hw::HwError);
+}

@@ -19,6 +19,7 @@
 #include "hw/calib/predict.hpp"
 #include "hw/device/host_kernels.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/format_number.hpp"
 #include "tools/cli/output_file.hpp"
 
 #ifdef PARASHIFT_HAVE_MPI
@@ -48,12 +49,6 @@ struct CalibrateOptions {
   int device = -1;               // cuda: which GPU (-1: not given; 0, or each rank its own)
   std::string peak_of = "h200";  // cuda: the datasheet the measured rates are compared with
 };
-
-std::string fmt(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
 
 void print_all_reduce(const hw::CalibrationProfile& profile, CliContext& ctx) {
   for (const auto& c : profile.all_reduce)
@@ -139,7 +134,8 @@ void run_calibrate_cuda(const CalibrateOptions& opts, CliContext& ctx) {
     std::sort(measured.begin(), measured.end());
     const double m = measured[measured.size() / 2];
     ctx.out << "GEMM iteration (one rank of " << scenario->plan.label()
-            << ": the executor's layer GEMMs, all micro-batches, forward + backward): measured "
+            << ": the executor's layer GEMM shapes in BF16, all micro-batches, forward + backward): "
+               "measured "
             << fmt("%.3f", m * 1e3) << " ms, predicted " << fmt("%.3f", predicted_s * 1e3)
             << " ms, error " << fmt("%.1f", 100.0 * (predicted_s - m) / m) << "%\n";
   }

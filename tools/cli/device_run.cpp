@@ -1,4 +1,5 @@
 #include "tools/cli/device_run.hpp"
+#include "tools/cli/format_number.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,16 +12,6 @@
 #include "hw/exec/work_split.hpp"
 
 namespace parashift::tools {
-
-namespace {
-
-std::string fmt(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
-}  // namespace
 
 double rank_model_flops(const core::Scenario& scenario) {
   const hw::ExecutorJob job = hw::executor_job(scenario);

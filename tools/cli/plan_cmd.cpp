@@ -17,6 +17,7 @@
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/format_number.hpp"
 #include "tools/cli/output_file.hpp"
 
 namespace parashift::tools {
@@ -30,12 +31,6 @@ struct PlanOptions {
   std::vector<std::string> pins;
   int top = 10;
 };
-
-std::string fmt(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
-}
 
 std::string pad(std::string text, std::size_t width) {
   if (text.size() < width) text.append(width - text.size(), ' ');

@@ -22,6 +22,7 @@
 #include "sim/iteration.hpp"
 #include "sim/sim_backend.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/format_number.hpp"
 #include "tools/cli/output_file.hpp"
 
 #ifdef PARASHIFT_HAVE_MPI
@@ -57,15 +58,9 @@ struct RunOptions {
   bool keep_snapshots = false;
   std::vector<std::string> repartitions;
   std::string inject_kill;
-  int device = -1;   // cuda: GPU index (-1: not given, GPU 0)
+  int device = -1;   // cuda: GPU index (-1: not given, each rank its index on its node)
   std::string math;  // cuda: fp32 or tf32 (empty: not given, fp32)
 };
-
-std::string fmt(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
 
 double ms(core::TimeNs t_ns) {
   return static_cast<double>(t_ns) / 1e6;
@@ -211,6 +206,11 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
 #ifdef PARASHIFT_HAVE_CUDA
   CudaRank cuda;
   if (opts.backend == "cuda") {
+    if (opts.device >= 0 && world->size() > 1)  // the same on every rank
+      throw core::InputError("--device " + std::to_string(opts.device) + ": with " +
+                             std::to_string(world->size()) +
+                             " ranks each takes its GPU by its index on the node; leave --device "
+                             "out");
     cuda = open_cuda_rank(mpi, opts.device,
                           opts.math == "tf32" ? hw::CudaMath::Tf32 : hw::CudaMath::Fp32, ctx);
     job = cuda.world.get();
@@ -219,6 +219,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   }
 #endif
   hw::TrainingRunResult result;
+  std::vector<hw::CollectivePoint> all_reduce;
   try {
     result = hw::run_training(scenario, config, *job, [&](const hw::IterationRecord& rec) {
       if (!lead) return;
@@ -227,6 +228,16 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
               << comm_summary(rec.report) << "\n";
       ctx.out.flush();
     });
+#ifdef PARASHIFT_HAVE_CUDA
+    // Every rank: the all-reduce bus bandwidth on the GPUs, over the job and
+    // in the plan's tp and dp groups, for the prediction.
+    if (cuda.kernels) {
+      all_reduce = hw::measure_all_reduce(*job, *cuda.kernels, std::size_t{1} << 30, 5);
+      for (const auto& point :
+           hw::measure_plan_all_reduce(*job, *cuda.kernels, scenario.plan, std::size_t{1} << 30, 5))
+        all_reduce.push_back(point);
+    }
+#endif
   } catch (const core::InputError&) {
     throw;  // every rank read the same input and fails the same way
   } catch (const std::exception& e) {
@@ -234,17 +245,6 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     ctx.err << "parashift: rank " << world->rank() << ": " << e.what() << "\n";
     mpi.abort_job(1);
   }
-#ifdef PARASHIFT_HAVE_CUDA
-  // Every rank: the all-reduce bus bandwidth on the GPUs, over the job and in
-  // the plan's tp and dp groups, for the prediction.
-  std::vector<hw::CollectivePoint> all_reduce;
-  if (cuda.kernels) {
-    all_reduce = hw::measure_all_reduce(*job, *cuda.kernels, std::size_t{1} << 30, 5);
-    for (const auto& point :
-         hw::measure_plan_all_reduce(*job, *cuda.kernels, scenario.plan, std::size_t{1} << 30, 5))
-      all_reduce.push_back(point);
-  }
-#endif
   if (!lead) return;
   nlohmann::json device_summary;
 #ifdef PARASHIFT_HAVE_CUDA
