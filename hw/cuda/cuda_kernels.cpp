@@ -129,6 +129,11 @@ void CudaKernels::fill_zero(float* data, std::size_t elements) {
   CUDACHECK(cudaMemsetAsync(data, 0, sizeof(float) * elements, state_->stream));
 }
 
+void CudaKernels::fill_synthetic(const SyntheticFill& f, float* data) {
+  cuda_launch::fill_synthetic(data, f.rows, f.cols, f.seed, f.what, f.row_offset, f.col_block,
+                              f.col_block_stride, f.col_offset, f.scale, state_->stream);
+}
+
 void CudaKernels::synchronize() {
   CUDACHECK(cudaStreamSynchronize(state_->stream));
 }

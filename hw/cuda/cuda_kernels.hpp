@@ -31,6 +31,7 @@ class CudaKernels final : public DeviceKernels {
   void download(const float* device, std::span<float> host) override;
   void copy(const float* from, float* to, std::size_t elements) override;
   void fill_zero(float* data, std::size_t elements) override;
+  void fill_synthetic(const SyntheticFill& fill, float* data) override;
   void synchronize() override;
 
   void gemm(const GemmCall& call) override;

@@ -18,8 +18,8 @@ CudaProbe probe_cuda() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    probe.devices.push_back({prop.name, static_cast<double>(prop.totalGlobalMem),
-                             prop.multiProcessorCount});
+    probe.devices.push_back(
+        {prop.name, static_cast<double>(prop.totalGlobalMem), prop.multiProcessorCount});
   }
   if (count == 0) probe.note = "no CUDA device visible";
   return probe;

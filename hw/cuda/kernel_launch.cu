@@ -33,6 +33,33 @@ __global__ void add_kernel(const float* a, const float* b, float* out, std::size
     out[i] = a[i] + b[i];
 }
 
+// synthetic_values.cpp's splitmix64 chain and 24-bit uniform, bit for bit.
+__device__ std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+__global__ void fill_synthetic_kernel(float* out, int rows, int cols, std::uint64_t seed,
+                                      std::uint64_t what, std::uint64_t row_offset,
+                                      std::uint64_t col_block, std::uint64_t col_block_stride,
+                                      std::uint64_t col_offset, float scale) {
+  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  const std::uint64_t head = splitmix64(splitmix64(seed) ^ what);
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::uint64_t r = i / static_cast<std::size_t>(cols);
+    const std::uint64_t c = i % static_cast<std::size_t>(cols);
+    const std::uint64_t column = (c / col_block) * col_block_stride + col_offset + c % col_block;
+    std::uint64_t h = splitmix64(head ^ (row_offset + r));
+    h = splitmix64(h ^ column);
+    h = splitmix64(h ^ 0);
+    const float unit = static_cast<float>(h >> 40) / 16777216.0f;
+    out[i] = scale * __fsub_rn(__fmul_rn(2.0f, unit), 1.0f);  // no contraction: the host's bits
+  }
+}
+
 __device__ float gelu_tanh(float x) {
   return tanhf(kGeluC * (x + kGeluA * x * x * x));
 }
@@ -170,6 +197,17 @@ unsigned rows_of(int blocks, int seq) {
 }
 
 }  // namespace
+
+void fill_synthetic(float* out, int rows, int cols, std::uint64_t seed, std::uint64_t what,
+                    std::uint64_t row_offset, std::uint64_t col_block,
+                    std::uint64_t col_block_stride, std::uint64_t col_offset, float scale,
+                    cudaStream_t stream) {
+  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  if (n == 0) return;  // an empty grid is a launch error
+  fill_synthetic_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+      out, rows, cols, seed, what, row_offset, col_block, col_block_stride, col_offset, scale);
+  check_launch("fill_synthetic");
+}
 
 void add(const float* a, const float* b, float* out, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;  // an empty grid is a launch error

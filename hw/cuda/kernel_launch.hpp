@@ -5,12 +5,18 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_runtime.h>
 
 namespace parashift::hw::cuda_launch {
 
 void add(const float* a, const float* b, float* out, std::size_t n, cudaStream_t stream);
+/// hw::fill_synthetic on the device (hw/model/synthetic_values.hpp, the same bits).
+void fill_synthetic(float* out, int rows, int cols, std::uint64_t seed, std::uint64_t what,
+                    std::uint64_t row_offset, std::uint64_t col_block,
+                    std::uint64_t col_block_stride, std::uint64_t col_offset, float scale,
+                    cudaStream_t stream);
 void gelu(const float* u, float* act, std::size_t n, cudaStream_t stream);
 void gelu_backward(const float* dact, const float* u, float* du, std::size_t n,
                    cudaStream_t stream);

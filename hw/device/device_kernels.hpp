@@ -14,6 +14,8 @@
 #include <span>
 #include <string>
 
+#include "hw/model/synthetic_values.hpp"
+
 namespace parashift::hw {
 
 /// Row-major strided-batched GEMM: for i in [0, batch),
@@ -56,6 +58,9 @@ class DeviceKernels {
   virtual void download(const float* device, std::span<float> host) = 0;
   virtual void copy(const float* from, float* to, std::size_t elements) = 0;
   virtual void fill_zero(float* data, std::size_t elements) = 0;
+  /// The synthetic model's values where they live (hw/model/synthetic_values.hpp):
+  /// the same bits as hw::fill_synthetic on the host.
+  virtual void fill_synthetic(const SyntheticFill& fill, float* data) = 0;
   /// Waits until every queued call has finished.
   virtual void synchronize() = 0;
 

@@ -78,6 +78,15 @@ DeviceLayerTensors zero_device_layer(DeviceKernels& k, const LayerShape& s) {
   return d;
 }
 
+DeviceLayerTensors init_device_layer(DeviceKernels& k, const LayerShape& s, std::uint64_t seed,
+                                     int layer, int tp_rank) {
+  DeviceLayerTensors d = zero_device_layer(k, s);
+  const auto fills = layer_fills(s, seed, layer, tp_rank);
+  auto all = d.all();
+  for (std::size_t i = 0; i < all.size(); ++i) k.fill_synthetic(fills[i], all[i]->data());
+  return d;
+}
+
 LayerTensors download_layer(DeviceKernels& k, const DeviceLayerTensors& d, const LayerShape& s) {
   LayerTensors host = zero_layer(s);
   auto to = host.all();

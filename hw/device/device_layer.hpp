@@ -26,6 +26,10 @@ struct DeviceLayerTensors {
 DeviceLayerTensors upload_layer(DeviceKernels& kernels, const LayerTensors& host);
 /// Zeros of `shape`'s shard shapes.
 DeviceLayerTensors zero_device_layer(DeviceKernels& kernels, const LayerShape& shape);
+/// init_layer (hw/model/layer.hpp) made where the weights live: the same
+/// bits, without a host copy of the layer.
+DeviceLayerTensors init_device_layer(DeviceKernels& kernels, const LayerShape& shape,
+                                     std::uint64_t seed, int layer, int tp_rank);
 LayerTensors download_layer(DeviceKernels& kernels, const DeviceLayerTensors& device,
                             const LayerShape& shape);
 

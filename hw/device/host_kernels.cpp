@@ -66,6 +66,10 @@ void HostKernels::fill_zero(float* data, std::size_t elements) {
   std::fill(data, data + elements, 0.0f);
 }
 
+void HostKernels::fill_synthetic(const SyntheticFill& fill, float* data) {
+  hw::fill_synthetic(fill, data);
+}
+
 // The forms layer.cpp writes: `C = A B`, `C = (A B) x alpha`, `C += A B`.
 void HostKernels::gemm(const GemmCall& c) {
   for (int i = 0; i < c.batch; ++i) {

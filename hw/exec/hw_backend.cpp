@@ -175,7 +175,7 @@ int HwBackend::stage_first_layer() const {
 
 HwBackend::LayerSlot HwBackend::new_slot(int layer) const {
   LayerSlot slot;
-  slot.weights = upload_layer(*kernels_, init_layer(shape_, seed_, layer, groups_.coord.tp));
+  slot.weights = init_device_layer(*kernels_, shape_, seed_, layer, groups_.coord.tp);
   slot.grads = zero_device_layer(*kernels_, shape_);
   slot.state = zero_device_state(*kernels_, options_.optimizer, shape_);
   return slot;

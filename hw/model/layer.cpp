@@ -12,17 +12,6 @@ namespace {
 
 enum WeightId : std::uint64_t { kWqkv = 0, kWo = 1, kW1 = 2, kW2 = 3 };
 
-// Fills `m` from the global matrix `id` of `layer`; (r, c) local -> global by the maps.
-template <typename RowMap, typename ColMap>
-void fill(Matrix& m, std::uint64_t seed, int layer, WeightId id, int fan_in, RowMap row,
-          ColMap col) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
-  for (Eigen::Index r = 0; r < m.rows(); ++r)
-    for (Eigen::Index c = 0; c < m.cols(); ++c)
-      m(r, c) = scale * synthetic_uniform(seed, static_cast<std::uint64_t>(layer) * 8 + id, row(r),
-                                          col(c), 0);
-}
-
 }  // namespace
 
 std::size_t LayerTensors::elements() const {
@@ -52,24 +41,29 @@ LayerTensors zero_layer(const LayerShape& s) {
   return t;
 }
 
-LayerTensors init_layer(const LayerShape& s, std::uint64_t seed, int layer, int tp_rank) {
-  LayerTensors t = zero_layer(s);
+std::array<SyntheticFill, 4> layer_fills(const LayerShape& s, std::uint64_t seed, int layer,
+                                         int tp_rank) {
   const auto hl = static_cast<std::uint64_t>(s.hidden_local());
   const auto fl = static_cast<std::uint64_t>(s.ffn_local());
   const auto h = static_cast<std::uint64_t>(s.hidden);
   const auto tpr = static_cast<std::uint64_t>(tp_rank);
-  auto same = [](Eigen::Index i) { return static_cast<std::uint64_t>(i); };
+  const auto what = [&](WeightId id) { return static_cast<std::uint64_t>(layer) * 8 + id; };
+  const auto scale = [](int fan_in) { return 1.0f / std::sqrt(static_cast<float>(fan_in)); };
+  std::array<SyntheticFill, 4> f;
   // QKV: local column c is part c / hl (Q, K or V), global column part*h + tp_rank*hl + c % hl.
-  fill(t.wqkv, seed, layer, kWqkv, s.hidden, same, [&](Eigen::Index c) {
-    const auto cu = static_cast<std::uint64_t>(c);
-    return (cu / hl) * h + tpr * hl + cu % hl;
-  });
-  fill(
-      t.wo, seed, layer, kWo, s.hidden, [&](Eigen::Index r) { return tpr * hl + same(r); }, same);
-  fill(t.w1, seed, layer, kW1, s.hidden, same, [&](Eigen::Index c) { return tpr * fl + same(c); });
-  fill(
-      t.w2, seed, layer, kW2, s.ffn_hidden, [&](Eigen::Index r) { return tpr * fl + same(r); },
-      same);
+  f[0] = {s.hidden, 3 * s.hidden_local(), seed, what(kWqkv), 0, hl, h, tpr * hl, scale(s.hidden)};
+  // The projection's rows and the second MLP matrix's rows are this rank's slice.
+  f[1] = {s.hidden_local(), s.hidden, seed, what(kWo), tpr * hl, h, 0, 0, scale(s.hidden)};
+  f[2] = {s.hidden, s.ffn_local(), seed, what(kW1), 0, fl, 0, tpr * fl, scale(s.hidden)};
+  f[3] = {s.ffn_local(), s.hidden, seed, what(kW2), tpr * fl, h, 0, 0, scale(s.ffn_hidden)};
+  return f;
+}
+
+LayerTensors init_layer(const LayerShape& s, std::uint64_t seed, int layer, int tp_rank) {
+  LayerTensors t = zero_layer(s);
+  const auto fills = layer_fills(s, seed, layer, tp_rank);
+  auto all = t.all();
+  for (std::size_t i = 0; i < all.size(); ++i) fill_synthetic(fills[i], all[i]->data());
   return t;
 }
 

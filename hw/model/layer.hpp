@@ -12,6 +12,8 @@
 
 #include <Eigen/Dense>
 
+#include "hw/model/synthetic_values.hpp"
+
 namespace parashift::hw {
 
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -52,6 +54,10 @@ std::size_t layer_parameters(const LayerShape& shape);
 /// Global layer `layer`'s weights, this tensor-parallel rank's slice: the
 /// same global tensor whatever the plan (synthetic_values.hpp).
 LayerTensors init_layer(const LayerShape& shape, std::uint64_t seed, int layer, int tp_rank);
+/// The same four shards as fill specs (wqkv, wo, w1, w2), for filling them
+/// where they live (the device layer fills device memory with them).
+std::array<SyntheticFill, 4> layer_fills(const LayerShape& shape, std::uint64_t seed, int layer,
+                                         int tp_rank);
 
 /// What forward keeps for backward.
 struct LayerStash {

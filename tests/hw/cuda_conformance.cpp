@@ -63,6 +63,12 @@ int main(int argc, char** argv) {
     bool ok = true;
     hw::SelfCommunicator self;
     const hw::LayerShape shapes[] = {{32, 4, 64, 1, 8, 2}, {256, 2, 1024, 1, 384, 2}};
+    for (const int tp : {1, 2}) {
+      hw::LayerShape s = shapes[1];
+      s.tp = tp;
+      ok &= report("weights made on the GPU, tp " + std::to_string(tp) + " (bit for bit)",
+                   test::compare_device_init(kernels, s), 0.0);
+    }
     for (const hw::LayerShape& s : shapes) {
       const test::LayerDiffs d = test::compare_device_layer(kernels, s, 0, self);
       const std::string at =

@@ -74,6 +74,15 @@ LayerDiffs compare_device_layer(hw::DeviceKernels& k, const hw::LayerShape& s, i
   return d;
 }
 
+double compare_device_init(hw::DeviceKernels& k, const hw::LayerShape& s) {
+  double worst = 0;
+  for (int tp_rank = 0; tp_rank < s.tp; ++tp_rank)
+    worst = std::max(worst,
+                     worst_of(hw::download_layer(k, hw::init_device_layer(k, s, 11, 2, tp_rank), s),
+                              hw::init_layer(s, 11, 2, tp_rank)));
+  return worst;
+}
+
 double compare_device_optimizer(hw::DeviceKernels& k, hw::OptimizerKind kind,
                                 const hw::LayerShape& s) {
   hw::OptimizerConfig config;

@@ -29,6 +29,10 @@ struct LayerDiffs {
 LayerDiffs compare_device_layer(hw::DeviceKernels& kernels, const hw::LayerShape& shape,
                                 int tp_rank, hw::Communicator& tp);
 
+/// Largest difference between init_layer's weights and init_device_layer's
+/// (0 when the device makes the same bits), over tp ranks of `shape`.
+double compare_device_init(hw::DeviceKernels& kernels, const hw::LayerShape& shape);
+
 /// Three optimizer steps both ways (Adam's bias corrections for steps 1..3).
 double compare_device_optimizer(hw::DeviceKernels& kernels, hw::OptimizerKind kind,
                                 const hw::LayerShape& shape);

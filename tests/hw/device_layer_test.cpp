@@ -91,6 +91,22 @@ TEST_CASE("the comparison is sensitive: K and V swapped on the device show") {
   CHECK(test::rel_diff(out, y) > 1e-3);
 }
 
+TEST_CASE("weights made on the device are init_layer's, bit for bit") {
+  // Each tensor-parallel rank's four shards for tp 1 and 2: the same
+  // counter-based values (synthetic_values.hpp), so exactly equal.
+  for (const int tp : {1, 2})
+    for (int tp_rank = 0; tp_rank < tp; ++tp_rank) {
+      CAPTURE(tp);
+      CAPTURE(tp_rank);
+      hw::HostKernels k;
+      const hw::LayerShape s = shape(tp);
+      const hw::LayerTensors expected = hw::init_layer(s, 11, 2, tp_rank);
+      const hw::LayerTensors got =
+          hw::download_layer(k, hw::init_device_layer(k, s, 11, 2, tp_rank), s);
+      for (std::size_t i = 0; i < 4; ++i) CHECK(*got.all()[i] == *expected.all()[i]);
+    }
+}
+
 TEST_CASE("device optimizer step equals the CPU optimizer, SGD and Adam") {
   for (auto kind : {hw::OptimizerKind::Sgd, hw::OptimizerKind::Adam}) {
     CAPTURE(hw::to_string(kind));
