@@ -20,6 +20,27 @@ struct CudaKernels::State {
   cudaEvent_t computed = nullptr;
   std::array<float*, 2> pinned{};
   std::array<cudaEvent_t, 2> landed{};
+
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  // Frees whatever was made, also when the constructor stopped half-way.
+  // Destructors do not throw: codes are ignored on the way out.
+  ~State() {
+    if (stream != nullptr) cudaStreamSynchronize(stream);
+    if (copy_stream != nullptr) {
+      cudaStreamSynchronize(copy_stream);
+      cudaStreamDestroy(copy_stream);
+    }
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (pinned[i] != nullptr) cudaFreeHost(pinned[i]);
+      if (landed[i] != nullptr) cudaEventDestroy(landed[i]);
+    }
+    if (computed != nullptr) cudaEventDestroy(computed);
+    if (loss_sum != nullptr) cudaFree(loss_sum);
+    if (blas != nullptr) cublasDestroy(blas);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
 };
 
 namespace {
@@ -38,22 +59,7 @@ CudaKernels::CudaKernels(int device, CudaMath math) : state_(std::make_unique<St
   CUDACHECK(cudaMalloc(&state_->loss_sum, sizeof(double) * (cuda_launch::kLossPartials + 1)));
 }
 
-CudaKernels::~CudaKernels() {
-  // Destructors do not throw: codes are ignored on the way out.
-  cudaStreamSynchronize(state_->stream);
-  if (state_->copy_stream != nullptr) {
-    cudaStreamSynchronize(state_->copy_stream);
-    cudaStreamDestroy(state_->copy_stream);
-  }
-  for (std::size_t i = 0; i < 2; ++i) {
-    if (state_->pinned[i] != nullptr) cudaFreeHost(state_->pinned[i]);
-    if (state_->landed[i] != nullptr) cudaEventDestroy(state_->landed[i]);
-  }
-  if (state_->computed != nullptr) cudaEventDestroy(state_->computed);
-  cudaFree(state_->loss_sum);
-  cublasDestroy(state_->blas);
-  cudaStreamDestroy(state_->stream);
-}
+CudaKernels::~CudaKernels() = default;  // State's destructor frees what was made
 
 std::string CudaKernels::name() const {
   cudaDeviceProp prop{};
