@@ -1,5 +1,7 @@
 #include "hw/cpu/executor_gemm.hpp"
 
+#include "hw/device/device_calibration.hpp"
+
 namespace parashift::hw {
 
 namespace {
@@ -19,19 +21,8 @@ DeviceBuffer operand(HostKernels& k, int rows, int cols) {
 ExecutorGemm::ExecutorGemm(const GemmOp& op)
     : a_(op.a_transposed ? operand(kernels_, op.k, op.m) : operand(kernels_, op.m, op.k)),
       b_(op.b_transposed ? operand(kernels_, op.n, op.k) : operand(kernels_, op.k, op.n)),
-      c_(kernels_, static_cast<std::size_t>(op.m) * static_cast<std::size_t>(op.n)) {
-  call_.m = op.m;
-  call_.n = op.n;
-  call_.k = op.k;
-  call_.a_transposed = op.a_transposed;
-  call_.b_transposed = op.b_transposed;
-  call_.a = a_.data();
-  call_.lda = op.a_transposed ? op.m : op.k;
-  call_.b = b_.data();
-  call_.ldb = op.b_transposed ? op.k : op.n;
-  call_.c = c_.data();
-  call_.ldc = op.n;
-}
+      c_(kernels_, static_cast<std::size_t>(op.m) * static_cast<std::size_t>(op.n)),
+      call_(packed_gemm(op, a_.data(), b_.data(), c_.data())) {}
 
 void ExecutorGemm::run() {
   kernels_.gemm(call_);

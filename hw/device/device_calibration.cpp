@@ -60,28 +60,33 @@ struct GemmBench {
   GemmBench(DeviceKernels& k, const GemmOp& op, int batch)
       : a(k, count(op.m, op.k) * static_cast<std::size_t>(batch)),
         b(k, count(op.k, op.n) * static_cast<std::size_t>(batch)),
-        c(k, count(op.m, op.n) * static_cast<std::size_t>(batch)) {
-    call.m = op.m;
-    call.n = op.n;
-    call.k = op.k;
-    call.a_transposed = op.a_transposed;
-    call.b_transposed = op.b_transposed;
-    call.a = a.data();
-    call.lda = op.a_transposed ? op.m : op.k;
-    call.stride_a = static_cast<std::int64_t>(count(op.m, op.k));
-    call.b = b.data();
-    call.ldb = op.b_transposed ? op.k : op.n;
-    call.stride_b = static_cast<std::int64_t>(count(op.k, op.n));
-    call.c = c.data();
-    call.ldc = op.n;
-    call.stride_c = static_cast<std::int64_t>(count(op.m, op.n));
-    call.batch = batch;
-  }
+        c(k, count(op.m, op.n) * static_cast<std::size_t>(batch)),
+        call(packed_gemm(op, a.data(), b.data(), c.data(), batch)) {}
   DeviceBuffer a, b, c;
   GemmCall call;
 };
 
 }  // namespace
+
+GemmCall packed_gemm(const GemmOp& op, const float* a, const float* b, float* c, int batch) {
+  GemmCall call;
+  call.m = op.m;
+  call.n = op.n;
+  call.k = op.k;
+  call.a_transposed = op.a_transposed;
+  call.b_transposed = op.b_transposed;
+  call.a = a;
+  call.lda = op.a_transposed ? op.m : op.k;
+  call.stride_a = static_cast<std::int64_t>(count(op.m, op.k));
+  call.b = b;
+  call.ldb = op.b_transposed ? op.k : op.n;
+  call.stride_b = static_cast<std::int64_t>(count(op.k, op.n));
+  call.c = c;
+  call.ldc = op.n;
+  call.stride_c = static_cast<std::int64_t>(count(op.m, op.n));
+  call.batch = batch;
+  return call;
+}
 
 CalibrationProfile calibrate_device_kernels(DeviceKernels& k, const LayerShape& s, int repeats) {
   CalibrationProfile p;

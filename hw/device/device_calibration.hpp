@@ -14,8 +14,13 @@
 #include "hw/calib/calibration.hpp"
 #include "hw/device/device_kernels.hpp"
 #include "hw/model/layer.hpp"
+#include "hw/model/layer_ops.hpp"
 
 namespace parashift::hw {
+
+/// `batch` GEMMs of `op`'s shape and transposition on packed operands (each
+/// matrix right after the previous one's), as the calibrations time them.
+GemmCall packed_gemm(const GemmOp& op, const float* a, const float* b, float* c, int batch = 1);
 
 /// Each kernel's median of `repeats` timed calls after one warm-up call.
 CalibrationProfile calibrate_device_kernels(DeviceKernels& kernels, const LayerShape& shape,

@@ -33,25 +33,53 @@ GemmCall plain(int m, int n, int k, const float* a, int lda, bool a_t, const flo
   return g;
 }
 
+// Where one operand of a GEMM batched over the rank's heads lies in its
+// matrix: head 0's block (offset), its leading dimension, the step to the
+// next head's block.
+struct HeadView {
+  std::size_t offset;
+  int ld;
+  std::int64_t stride;
+  bool transposed = false;
+};
+
 // The per-head views of one sequence: head h's block of a tokens x width
 // matrix starts h * head_dim columns on (stride head_dim); a score block is
 // seq x seq, contiguous (stride seq^2).
 struct HeadBatch {
   const LayerShape& s;
   int b;  // sequence
-  std::int64_t d() const { return s.head_dim(); }
-  std::int64_t scores() const { return static_cast<std::int64_t>(s.seq_len) * s.seq_len; }
-  // Offset of sequence b's first row in a tokens x `width` matrix.
-  std::size_t rows(int width) const { return count(b * s.seq_len, width); }
-  std::size_t score_block() const { return count(b * s.heads_local(), s.seq_len) * s.seq_len; }
-
-  GemmCall call(int m, int n, int k) const {
+  // Columns `at` onwards of sequence b's rows of a tokens x `width` matrix.
+  HeadView columns(int width, int at, bool transposed = false) const {
+    return {count(b * s.seq_len, width) + static_cast<std::size_t>(at), width, s.head_dim(),
+            transposed};
+  }
+  // Sequence b's score blocks.
+  HeadView scores(bool transposed = false) const {
+    return {count(b * s.heads_local(), s.seq_len) * s.seq_len, s.seq_len,
+            static_cast<std::int64_t>(s.seq_len) * s.seq_len, transposed};
+  }
+  // C_h = alpha op(A_h) op(B_h) (m x n, inner k) for every head in one call.
+  void gemm(DeviceKernels& kernels, int m, int n, int k, const float* a, HeadView av,
+            const float* bm, HeadView bv, float* c, HeadView cv, float alpha = 1.0f) const {
     GemmCall g;
     g.m = m;
     g.n = n;
     g.k = k;
+    g.a = a + av.offset;
+    g.lda = av.ld;
+    g.stride_a = av.stride;
+    g.a_transposed = av.transposed;
+    g.b = bm + bv.offset;
+    g.ldb = bv.ld;
+    g.stride_b = bv.stride;
+    g.b_transposed = bv.transposed;
+    g.c = c + cv.offset;
+    g.ldc = cv.ld;
+    g.stride_c = cv.stride;
     g.batch = s.heads_local();
-    return g;
+    g.alpha = alpha;
+    kernels.gemm(g);
   }
 };
 
@@ -131,37 +159,17 @@ void device_layer_forward(DeviceKernels& k, const DeviceLayerTensors& w, const L
   k.gemm(plain(t, w3, h, st.x.data(), h, false, w.wqkv.data(), w3, false, st.qkv.data(), w3));
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
-    const float* q = st.qkv.data() + hb.rows(w3);
+    const float* qkv = st.qkv.data();
     // Scores: P_h = (Q_h K_h^T) x scale.
-    GemmCall scores = hb.call(seq, seq, d);
-    scores.a = q;
-    scores.lda = w3;
-    scores.stride_a = hb.d();
-    scores.b = q + hl;
-    scores.ldb = w3;
-    scores.stride_b = hb.d();
-    scores.b_transposed = true;
-    scores.c = st.probs.data() + hb.score_block();
-    scores.ldc = seq;
-    scores.stride_c = hb.scores();
-    scores.alpha = scale;
-    k.gemm(scores);
+    hb.gemm(k, seq, seq, d, qkv, hb.columns(w3, 0), qkv, hb.columns(w3, hl, true), st.probs.data(),
+            hb.scores(), scale);
   }
   k.causal_softmax(st.probs.data(), s.sequences * s.heads_local(), seq);
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
     // Context: C_h = P_h V_h.
-    GemmCall ctx = hb.call(seq, d, seq);
-    ctx.a = st.probs.data() + hb.score_block();
-    ctx.lda = seq;
-    ctx.stride_a = hb.scores();
-    ctx.b = st.qkv.data() + hb.rows(w3) + 2 * hl;
-    ctx.ldb = w3;
-    ctx.stride_b = hb.d();
-    ctx.c = st.ctx.data() + hb.rows(hl);
-    ctx.ldc = hl;
-    ctx.stride_c = hb.d();
-    k.gemm(ctx);
+    hb.gemm(k, seq, d, seq, st.probs.data(), hb.scores(), st.qkv.data(), hb.columns(w3, 2 * hl),
+            st.ctx.data(), hb.columns(hl, 0));
   }
   k.gemm(plain(t, h, hl, st.ctx.data(), hl, false, w.wo.data(), h, false, ws.a.data(), h));
   tp_reduce(ws.a.data(), count(t, h));
@@ -194,60 +202,22 @@ void device_layer_backward(DeviceKernels& k, const DeviceLayerTensors& w, const 
   k.gemm(plain(t, hl, h, dx1, h, false, w.wo.data(), h, true, ws.dctx.data(), hl));
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
-    const float* dc = ws.dctx.data() + hb.rows(hl);
-    const float* v = st.qkv.data() + hb.rows(w3) + 2 * hl;
-    // dP_h = dC_h V_h^T.
-    GemmCall dp = hb.call(seq, seq, d);
-    dp.a = dc;
-    dp.lda = hl;
-    dp.stride_a = hb.d();
-    dp.b = v;
-    dp.ldb = w3;
-    dp.stride_b = hb.d();
-    dp.b_transposed = true;
-    dp.c = ws.dprobs.data() + hb.score_block();
-    dp.ldc = seq;
-    dp.stride_c = hb.scores();
-    k.gemm(dp);
-    // dV_h = P_h^T dC_h.
-    GemmCall dv = hb.call(seq, d, seq);
-    dv.a = st.probs.data() + hb.score_block();
-    dv.lda = seq;
-    dv.stride_a = hb.scores();
-    dv.a_transposed = true;
-    dv.b = dc;
-    dv.ldb = hl;
-    dv.stride_b = hb.d();
-    dv.c = ws.dqkv.data() + hb.rows(w3) + 2 * hl;
-    dv.ldc = w3;
-    dv.stride_c = hb.d();
-    k.gemm(dv);
+    // dP_h = dC_h V_h^T; dV_h = P_h^T dC_h.
+    hb.gemm(k, seq, seq, d, ws.dctx.data(), hb.columns(hl, 0), st.qkv.data(),
+            hb.columns(w3, 2 * hl, true), ws.dprobs.data(), hb.scores());
+    hb.gemm(k, seq, d, seq, st.probs.data(), hb.scores(true), ws.dctx.data(), hb.columns(hl, 0),
+            ws.dqkv.data(), hb.columns(w3, 2 * hl));
   }
   // dS = softmax'(P, dP) x scale, in place over dP.
   k.causal_softmax_backward(st.probs.data(), ws.dprobs.data(), ws.dprobs.data(),
                             s.sequences * s.heads_local(), seq, scale);
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
-    const float* q = st.qkv.data() + hb.rows(w3);
-    const float* ds = ws.dprobs.data() + hb.score_block();
-    float* dq = ws.dqkv.data() + hb.rows(w3);
     // dQ_h = dS_h K_h, dK_h = dS_h^T Q_h.
-    GemmCall dqc = hb.call(seq, d, seq);
-    dqc.a = ds;
-    dqc.lda = seq;
-    dqc.stride_a = hb.scores();
-    dqc.b = q + hl;
-    dqc.ldb = w3;
-    dqc.stride_b = hb.d();
-    dqc.c = dq;
-    dqc.ldc = w3;
-    dqc.stride_c = hb.d();
-    k.gemm(dqc);
-    GemmCall dkc = dqc;
-    dkc.a_transposed = true;
-    dkc.b = q;
-    dkc.c = dq + hl;
-    k.gemm(dkc);
+    hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(), st.qkv.data(), hb.columns(w3, hl),
+            ws.dqkv.data(), hb.columns(w3, 0));
+    hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(true), st.qkv.data(), hb.columns(w3, 0),
+            ws.dqkv.data(), hb.columns(w3, hl));
   }
   k.gemm(plain(h, w3, t, st.x.data(), h, true, ws.dqkv.data(), w3, false, g.wqkv.data(), w3, 1.0f));
   k.gemm(plain(t, h, w3, ws.dqkv.data(), w3, false, w.wqkv.data(), w3, true, dx_attn, h));

@@ -34,22 +34,10 @@ class Fabric {
   explicit Fabric(std::chrono::milliseconds patience) : patience_(patience) {}
 
   OpPtr post_send(int from, int to, const std::byte* data, std::size_t bytes) {
-    auto op = std::make_shared<Op>();
-    op->src = data;
-    op->bytes = bytes;
-    std::lock_guard lock(mutex_);
-    sends_[{from, to}].push_back(op);
-    match();
-    return op;
+    return post(sends_, from, to, Op{data, nullptr, bytes, false, {}});
   }
   OpPtr post_recv(int from, int to, std::byte* data, std::size_t bytes) {
-    auto op = std::make_shared<Op>();
-    op->dst = data;
-    op->bytes = bytes;
-    std::lock_guard lock(mutex_);
-    recvs_[{from, to}].push_back(op);
-    match();
-    return op;
+    return post(recvs_, from, to, Op{nullptr, data, bytes, false, {}});
   }
 
   // Until every op is done; a rank that waits past the patience declares a
@@ -73,6 +61,16 @@ class Fabric {
   }
 
  private:
+  using Queues = std::map<std::pair<int, int>, std::deque<OpPtr>>;
+
+  OpPtr post(Queues& queues, int from, int to, Op op) {
+    auto posted = std::make_shared<Op>(std::move(op));
+    std::lock_guard lock(mutex_);
+    queues[{from, to}].push_back(posted);
+    match();
+    return posted;
+  }
+
   void match() {
     for (auto& [key, sends] : sends_) {
       auto& recvs = recvs_[key];
@@ -97,7 +95,7 @@ class Fabric {
   const std::chrono::milliseconds patience_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<std::pair<int, int>, std::deque<OpPtr>> sends_, recvs_;
+  Queues sends_, recvs_;
   std::string failure_;
 };
 
