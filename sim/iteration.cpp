@@ -8,25 +8,24 @@
 #include <stdexcept>
 
 #include "core/cost/memory.hpp"
+#include "core/pipeline_schedule.hpp"
 #include "core/rank_layout.hpp"
 #include "core/scenario/scenario.hpp"
+#include "core/work_split.hpp"
 #include "sim/collective.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/ring_coflow.hpp"
-#include "sim/schedule.hpp"
 #include "sim/trace.hpp"
 
 namespace parashift::sim {
 
 using core::CollectiveKind;
 using core::OptimizerSharding;
-
-std::vector<int> even_layer_split(int layers, int virtual_stages) {
-  std::vector<int> split(virtual_stages, layers / virtual_stages);
-  for (int i = 0; i < layers % virtual_stages; ++i) ++split[i];
-  return split;
-}
+using core::PassKind;
+using core::PassOp;
+using core::stage_schedule;
+using core::virtual_stage;
 
 const WorkerStats& IterationResult::critical() const {
   return *std::max_element(
@@ -105,7 +104,7 @@ class IterationSim {
     micro_batches_ = plan_.micro_batches();
     virtual_stages_ = stages_ * v_;
     layers_ = in.layers_per_virtual_stage.empty()
-                  ? even_layer_split(in.model->layers, virtual_stages_)
+                  ? core::even_split(in.model->layers, virtual_stages_)
                   : in.layers_per_virtual_stage;
     assert(static_cast<int>(layers_.size()) == virtual_stages_);
     if (!in.micro_batches_per_replica.empty()) {

@@ -108,9 +108,6 @@ double static_bytes_per_param(const core::ParallelPlan& plan);
 IterationInput scenario_input(const core::Scenario& scenario, const core::DeviceSpec& device,
                               NetworkModel network);
 
-/// Even split used when IterationInput::layers_per_virtual_stage is empty.
-std::vector<int> even_layer_split(int layers, int virtual_stages);
-
 IterationResult simulate_iteration(const IterationInput& input, const core::WorkProfile& profile,
                                    const PathModel& paths);
 

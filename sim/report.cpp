@@ -25,7 +25,8 @@ nlohmann::json directives_json(const RunSummary& run) {
 
 nlohmann::json stragglers_json(const RunSummary& run) {
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& s : run.stragglers) list.push_back({{"iteration", s.iteration}, {"what", s.what}});
+  for (const auto& s : run.stragglers)
+    list.push_back({{"iteration", s.iteration}, {"what", s.what}});
   return list;
 }
 
@@ -164,7 +165,9 @@ void print_comparison(std::ostream& out, const std::string& label_a, const RunSu
   const double healthy = a.tokens / (a.iterations * seconds(a.healthy_iteration_ns));
   const double lost_b = healthy - b.tokens_per_s();
   if (lost_b > 0) {
-    out << "\n" << label_a << " recovers " << fmt("%.1f", 100.0 * (a.tokens_per_s() - b.tokens_per_s()) / lost_b)
+    out << "\n"
+        << label_a << " recovers "
+        << fmt("%.1f", 100.0 * (a.tokens_per_s() - b.tokens_per_s()) / lost_b)
         << " % of the throughput " << label_b << " loses to slowdowns (healthy "
         << fmt("%.0f", healthy) << " tokens/s)\n";
   }

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "core/rank_layout.hpp"
+#include "core/work_split.hpp"
 
 namespace parashift::sim {
 
@@ -116,7 +117,7 @@ TimeNs SimBackend::repartition_move_ns(const std::vector<int>& from, const std::
 
 std::vector<int> SimBackend::layers_per_virtual_stage(const core::ParallelPlan& plan) const {
   return layers_per_virtual_stage_.empty()
-             ? even_layer_split(scenario_.model.layers, plan.pp * plan.virtual_stages)
+             ? core::even_split(scenario_.model.layers, plan.pp * plan.virtual_stages)
              : layers_per_virtual_stage_;
 }
 

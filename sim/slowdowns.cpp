@@ -27,8 +27,8 @@ Slowdowns::Slowdowns(const std::vector<core::FaultEvent>& events, const topo::To
     const auto it = link_by_name.find(name);
     if (it == link_by_name.end()) {
       throw core::InputError(e.where + ": unknown link '" + name +
-                             "' (expected a directed link name such as '" +
-                             topology.link(0).name + "'; see parashift topo --dot)");
+                             "' (expected a directed link name such as '" + topology.link(0).name +
+                             "'; see parashift topo --dot)");
     }
     return it->second;
   };
@@ -51,8 +51,11 @@ Slowdowns::Slowdowns(const std::vector<core::FaultEvent>& events, const topo::To
         link_events_.push_back(std::move(l));
         break;
       }
-      case core::FaultEventKind::Jitter: sigma_ = e.sigma; break;
-      case core::FaultEventKind::Fail: break;  // fault campaigns (parashift faults)
+      case core::FaultEventKind::Jitter:
+        sigma_ = e.sigma;
+        break;
+      case core::FaultEventKind::Fail:
+        break;  // fault campaigns (parashift faults)
     }
   }
 }

@@ -17,8 +17,8 @@ using core::TimeNs;
 
 /// What the cluster looks like during one iteration.
 struct ClusterState {
-  std::vector<double> gpu_slowdown;               // per GPU; empty when all are nominal
-  std::vector<std::pair<int, double>> link_Bps;   // links whose bandwidth differs from nominal
+  std::vector<double> gpu_slowdown;              // per GPU; empty when all are nominal
+  std::vector<std::pair<int, double>> link_Bps;  // links whose bandwidth differs from nominal
   friend bool operator==(const ClusterState&, const ClusterState&) = default;
 };
 

@@ -20,7 +20,9 @@ std::string micros(TimeNs t_ns) {
 }  // namespace
 
 void TraceRecorder::pass(int worker, const PassOp& op, TimeNs start_ns, TimeNs duration_ns) {
-  std::string name = op.kind == PassKind::Forward ? "F" : op.kind == PassKind::Backward ? "B" : "W";
+  std::string name = op.kind == core::PassKind::Forward    ? "F"
+                     : op.kind == core::PassKind::Backward ? "B"
+                                                           : "W";
   name += std::to_string(op.micro_batch);
   if (op.chunk > 0) name += "." + std::to_string(op.chunk);
   events_.push_back({1, worker, std::move(name), start_ns, duration_ns});

@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "core/pipeline_schedule.hpp"
 #include "core/units.hpp"
-#include "sim/schedule.hpp"
 
 namespace parashift::sim {
 
+using core::PassOp;
 using core::TimeNs;
 
 class TraceRecorder {

@@ -4,14 +4,9 @@
 #include <cassert>
 
 #include "core/cost/memory.hpp"
+#include "core/work_split.hpp"
 
 namespace parashift::core {
-
-std::vector<int> even_split(int layers, int virtual_stages) {
-  std::vector<int> split(static_cast<std::size_t>(virtual_stages), layers / virtual_stages);
-  for (int i = 0; i < layers % virtual_stages; ++i) ++split[static_cast<std::size_t>(i)];
-  return split;
-}
 
 void JobModel::normalise() {
   if (layers_per_virtual_stage.empty()) {

@@ -44,9 +44,6 @@ struct JobModel {
   int stage_layers(int stage) const;
 };
 
-/// The even split: the first (layers mod n) virtual stages take one more.
-std::vector<int> even_split(int layers, int virtual_stages);
-
 /// Micro-batches whose activations physical stage `stage` holds at its peak,
 /// for `micro_batches` on its replica (1F1B and ZB-H1: min(m, pp - stage);
 /// GPipe: m; interleaved: Megatron's warm-up count over v chunks).

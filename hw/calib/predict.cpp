@@ -4,10 +4,10 @@
 #include <cmath>
 #include <vector>
 
+#include "core/pipeline_schedule.hpp"
 #include "core/scenario/scenario.hpp"
+#include "core/work_split.hpp"
 #include "hw/calib/executor_kernels.hpp"
-#include "hw/exec/pipeline_schedule.hpp"
-#include "hw/exec/work_split.hpp"
 #include "hw/model/layer.hpp"
 
 namespace parashift::hw {
@@ -107,7 +107,8 @@ double gemm_op_s(const CalibrationProfile& p, const GemmOp& op) {
 
 std::vector<GemmOp> iteration_gemm_ops(const ExecutorJob& job) {
   const LayerShape shape = executor_layer_shape(job);
-  const int repeat = even_split(job.model->layers, job.plan->pp)[0] * job.plan->micro_batches();
+  const int repeat =
+      core::even_split(job.model->layers, job.plan->pp)[0] * job.plan->micro_batches();
   std::vector<GemmOp> out;
   for (const auto& ops : {layer_forward_ops(shape), layer_backward_ops(shape)})
     for (GemmOp g : ops.gemms) {
@@ -135,12 +136,12 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   const double send_s = plan.pp > 1 ? all_reduce_s(p, activation_bytes, 2) : 0.0;
 
   const int pp = plan.pp, m = plan.micro_batches();
-  const std::vector<int> layers = even_split(job.model->layers, pp);
+  const std::vector<int> layers = core::even_split(job.model->layers, pp);
   // Replay every stage's schedule: an op starts when its stage is free and its
   // input has arrived (sends are queued, so the sender does not wait).
-  std::vector<std::vector<PipelineOp>> ops(static_cast<std::size_t>(pp));
+  std::vector<std::vector<core::PassOp>> ops(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s)
-    ops[static_cast<std::size_t>(s)] = stage_schedule(plan.schedule, s, pp, m);
+    ops[static_cast<std::size_t>(s)] = core::stage_schedule(plan.schedule, pp, s, m, 1);
   std::vector<std::vector<double>> fwd_done(ops.size(), std::vector<double>(m, -1.0)),
       bwd_done = fwd_done;
   std::vector<std::size_t> next(ops.size(), 0);
@@ -150,11 +151,12 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
     for (int s = 0; s < pp; ++s) {
       const auto su = static_cast<std::size_t>(s);
       while (next[su] < ops[su].size()) {
-        const PipelineOp& op = ops[su][next[su]];
+        const core::PassOp& op = ops[su][next[su]];
+        const bool forward = op.kind == core::PassKind::Forward;
         const auto mb = static_cast<std::size_t>(op.micro_batch);
         double ready = 0, work = 0;
         const double n_layers = layers[su];
-        if (op.forward) {
+        if (forward) {
           if (s > 0 && fwd_done[su - 1][mb] < 0) break;
           ready = s > 0 ? fwd_done[su - 1][mb] + send_s : 0.0;
           work = n_layers * (fwd.total() + tp_fwd_s) + (s == 0 ? data_s : 0.0) +
@@ -165,7 +167,7 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
           work = n_layers * (bwd.total() + tp_bwd_s);
         }
         clock[su] = std::max(clock[su], ready) + work;
-        (op.forward ? fwd_done : bwd_done)[su][mb] = clock[su];
+        (forward ? fwd_done : bwd_done)[su][mb] = clock[su];
         ++next[su];
         progress = true;
       }

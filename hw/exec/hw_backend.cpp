@@ -9,10 +9,10 @@
 #include <time.h>
 
 #include "core/input_error.hpp"
+#include "core/pipeline_schedule.hpp"
+#include "core/work_split.hpp"
 #include "hw/cpu/host_allocator.hpp"
 #include "hw/device/host_kernels.hpp"
-#include "hw/exec/pipeline_schedule.hpp"
-#include "hw/exec/work_split.hpp"
 #include "hw/model/synthetic_data.hpp"
 
 namespace parashift::hw {
@@ -131,7 +131,7 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
   const auto activation = static_cast<std::size_t>(shape_.tokens()) * shape_.hidden;
   activation_ = DeviceBuffer(*kernels_, activation);
   target_ = DeviceBuffer(*kernels_, activation);
-  layers_per_stage_ = even_split(model.layers, plan.pp);
+  layers_per_stage_ = core::even_split(model.layers, plan.pp);
   micro_batches_ = std::vector<int>(static_cast<std::size_t>(plan.dp), plan.micro_batches());
   const int first = stage_first_layer();
   for (int l = first; l < first + layers_per_stage_[static_cast<std::size_t>(groups_.coord.pp)];
@@ -170,7 +170,7 @@ core::Capabilities HwBackend::capabilities() const {
 }
 
 int HwBackend::stage_first_layer() const {
-  return offsets_of(layers_per_stage_)[static_cast<std::size_t>(groups_.coord.pp)];
+  return core::offsets_of(layers_per_stage_)[static_cast<std::size_t>(groups_.coord.pp)];
 }
 
 HwBackend::LayerSlot HwBackend::new_slot(int layer) const {
@@ -251,7 +251,8 @@ void HwBackend::run_pipeline(Counters& c) {
   const bool first = stage == 0, last = stage == plan_.pp - 1;
   const int my_micro_batches = micro_batches_[static_cast<std::size_t>(groups_.coord.dp)];
   const int all_micro_batches = std::accumulate(micro_batches_.begin(), micro_batches_.end(), 0);
-  const int global_offset = offsets_of(micro_batches_)[static_cast<std::size_t>(groups_.coord.dp)];
+  const int global_offset =
+      core::offsets_of(micro_batches_)[static_cast<std::size_t>(groups_.coord.dp)];
   const std::size_t activation = activation_.size();
   const double activation_bytes = static_cast<double>(activation) * 4.0;
   const double loss_denominator = static_cast<double>(activation) * all_micro_batches;
@@ -274,9 +275,10 @@ void HwBackend::run_pipeline(Counters& c) {
   std::vector<std::vector<DeviceStash>> stash(static_cast<std::size_t>(my_micro_batches));
   double stash_bytes = 0;
 
-  for (const PipelineOp& op : stage_schedule(plan_.schedule, stage, plan_.pp, my_micro_batches)) {
+  for (const core::PassOp& op :
+       core::stage_schedule(plan_.schedule, plan_.pp, stage, my_micro_batches, 1)) {
     const auto mb = static_cast<std::size_t>(op.micro_batch);
-    if (op.forward) {
+    if (op.kind == core::PassKind::Forward) {
       if (first) {
         const float* x = sample(global_offset + op.micro_batch, false, activation_);
         if (x != activation_.data()) k.copy(x, activation_.data(), activation);

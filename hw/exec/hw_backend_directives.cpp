@@ -7,8 +7,8 @@
 #include <variant>
 
 #include "core/input_error.hpp"
+#include "core/work_split.hpp"
 #include "hw/exec/hw_backend.hpp"
-#include "hw/exec/work_split.hpp"
 #include "hw/hw_error.hpp"
 #include "hw/snapshot/byte_stream.hpp"
 
@@ -63,9 +63,9 @@ void HwBackend::apply(const core::Directive& directive) {
 }
 
 void HwBackend::repartition(const std::vector<int>& counts) {
-  check_split(counts, plan_.pp, model_.layers, 1, "repartition layers_per_stage");
-  const auto old_offsets = offsets_of(layers_per_stage_);
-  const auto new_offsets = offsets_of(counts);
+  core::check_split(counts, plan_.pp, model_.layers, 1, "repartition layers_per_stage");
+  const auto old_offsets = core::offsets_of(layers_per_stage_);
+  const auto new_offsets = core::offsets_of(counts);
   const int stage = groups_.coord.pp;
   Communicator& pp = *groups_.pp;
   // Every moving layer goes from its old stage to its new one, between the
@@ -95,7 +95,7 @@ void HwBackend::repartition(const std::vector<int>& counts) {
 
 void HwBackend::rebalance(const std::vector<int>& counts) {
   const int total = std::accumulate(micro_batches_.begin(), micro_batches_.end(), 0);
-  check_split(counts, plan_.dp, total, 1, "rebalance micro_batches");
+  core::check_split(counts, plan_.dp, total, 1, "rebalance micro_batches");
   micro_batches_ = counts;
 }
 

@@ -7,15 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/work_split.hpp"
 #include "hw/calib/predict.hpp"
 #include "hw/device/device_calibration.hpp"
-#include "hw/exec/work_split.hpp"
 
 namespace parashift::tools {
 
 double rank_model_flops(const core::Scenario& scenario) {
   const hw::ExecutorJob job = hw::executor_job(scenario);
-  const int layers = hw::even_split(scenario.model.layers, scenario.plan.pp)[0];
+  const int layers = core::even_split(scenario.model.layers, scenario.plan.pp)[0];
   return 3.0 * hw::layer_forward_flops(hw::executor_layer_shape(job)) * layers *
          scenario.plan.micro_batches();
 }

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "core/rank_layout.hpp"
+#include "core/work_split.hpp"
 
 namespace parashift::test {
 

@@ -1,4 +1,4 @@
-#include "sim/schedule.hpp"
+#include "core/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -6,7 +6,7 @@
 
 #include "core/input_error.hpp"
 
-namespace parashift::sim {
+namespace parashift::core {
 
 namespace {
 
@@ -71,24 +71,24 @@ std::vector<PassOp> zero_bubble_h1(int stages, int stage, int micro_batches) {
 
 }  // namespace
 
-std::vector<PassOp> stage_schedule(core::Schedule schedule, int stages, int stage,
-                                   int micro_batches, int virtual_stages) {
+std::vector<PassOp> stage_schedule(Schedule schedule, int stages, int stage, int micro_batches,
+                                   int virtual_stages) {
   assert(stage >= 0 && stage < stages && micro_batches > 0);
   switch (schedule) {
-    case core::Schedule::GPipe:
+    case Schedule::GPipe:
       return gpipe(micro_batches);
-    case core::Schedule::OneFOneB:
+    case Schedule::OneFOneB:
       return interleaved(stages, stage, micro_batches, 1);
-    case core::Schedule::Interleaved1F1B:
+    case Schedule::Interleaved1F1B:
       return interleaved(stages, stage, micro_batches, virtual_stages);
-    case core::Schedule::ZeroBubbleH1:
+    case Schedule::ZeroBubbleH1:
       if (virtual_stages != 1) {
-        throw core::InputError("plan.virtual_stages: zb_h1 runs one model chunk per stage, found " +
-                               std::to_string(virtual_stages));
+        throw InputError("plan.virtual_stages: zb_h1 runs one model chunk per stage, found " +
+                         std::to_string(virtual_stages));
       }
       return zero_bubble_h1(stages, stage, micro_batches);
   }
   return {};
 }
 
-}  // namespace parashift::sim
+}  // namespace parashift::core

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-namespace parashift::hw {
+namespace parashift::core {
 
 /// layers spread as evenly as possible, earlier stages taking the remainder.
 std::vector<int> even_split(int total, int parts);
 /// Prefix sums: offsets[i] = sum of counts[0..i).
 std::vector<int> offsets_of(const std::vector<int>& counts);
-/// Throws core::InputError "<what>: expected <parts> entries >= <min> summing to <total>".
+/// Throws InputError "<what>: expected <parts> entries >= <min> summing to <total>".
 void check_split(const std::vector<int>& counts, int parts, int total, int min_each,
                  const std::string& what);
 
-}  // namespace parashift::hw
+}  // namespace parashift::core

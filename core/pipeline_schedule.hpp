@@ -7,7 +7,7 @@
 
 #include "core/parallel_plan.hpp"
 
-namespace parashift::sim {
+namespace parashift::core {
 
 /// Backward is the whole backward pass, except under ZB-H1, where it is the
 /// input-gradient half (B) and BackwardWeight (W) the weight-gradient half.
@@ -27,8 +27,8 @@ struct PassOp {
 /// then the drain's B/W pairs and the s deferred W's last: they fill the
 /// s backward-pass slots stage s would idle at the end of 1F1B, and the
 /// in-flight activations (freed by W) never exceed 1F1B's peak of `stages`.
-std::vector<PassOp> stage_schedule(core::Schedule schedule, int stages, int stage,
-                                   int micro_batches, int virtual_stages);
+std::vector<PassOp> stage_schedule(Schedule schedule, int stages, int stage, int micro_batches,
+                                   int virtual_stages);
 
 /// Global (virtual) stage index of local chunk `chunk` on `stage`: chunk k of
 /// stage s holds virtual stage k*stages + s (Megatron's interleaving).
@@ -36,4 +36,4 @@ inline int virtual_stage(int stages, int stage, int chunk) {
   return chunk * stages + stage;
 }
 
-}  // namespace parashift::sim
+}  // namespace parashift::core

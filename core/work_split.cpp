@@ -1,10 +1,10 @@
-#include "hw/exec/work_split.hpp"
+#include "core/work_split.hpp"
 
 #include <numeric>
 
 #include "core/input_error.hpp"
 
-namespace parashift::hw {
+namespace parashift::core {
 
 std::vector<int> even_split(int total, int parts) {
   std::vector<int> out(static_cast<std::size_t>(parts), total / parts);
@@ -26,9 +26,9 @@ void check_split(const std::vector<int>& counts, int parts, int total, int min_e
   if (ok) return;
   std::string found;
   for (int c : counts) found += (found.empty() ? "" : ",") + std::to_string(c);
-  throw core::InputError(what + ": expected " + std::to_string(parts) +
-                         " entries >= " + std::to_string(min_each) + " summing to " +
-                         std::to_string(total) + ", found [" + found + "]");
+  throw InputError(what + ": expected " + std::to_string(parts) +
+                   " entries >= " + std::to_string(min_each) + " summing to " +
+                   std::to_string(total) + ", found [" + found + "]");
 }
 
-}  // namespace parashift::hw
+}  // namespace parashift::core
