@@ -32,8 +32,7 @@ std::vector<PassOp> interleaved(int stages, int stage, int micro_batches, int v)
     const int mb = (k / (stages * v)) * stages + k % stages;
     return PassOp{PassKind::Backward, mb, chunk};
   };
-  int warmup = v == 1 ? stages - stage - 1 : (stages - stage - 1) * 2 + (v - 1) * stages;
-  warmup = std::min(warmup, total);
+  const int warmup = warmup_forwards(Schedule::Interleaved1F1B, stages, stage, micro_batches, v);
   std::vector<PassOp> ops;
   ops.reserve(2 * static_cast<std::size_t>(total));
   for (int k = 0; k < warmup; ++k) ops.push_back(forward_op(k));
@@ -50,7 +49,7 @@ std::vector<PassOp> interleaved(int stages, int stage, int micro_batches, int v)
 // semantics: B is the input gradient only; the W's of stage `stage` lag its
 // B's by up to `stage` micro-batches, in micro-batch order.
 std::vector<PassOp> zero_bubble_h1(int stages, int stage, int micro_batches) {
-  const int warmup = std::min(stages - stage - 1, micro_batches);
+  const int warmup = warmup_forwards(Schedule::ZeroBubbleH1, stages, stage, micro_batches, 1);
   std::vector<PassOp> ops;
   ops.reserve(3 * static_cast<std::size_t>(micro_batches));
   int backward = 0;
@@ -70,6 +69,35 @@ std::vector<PassOp> zero_bubble_h1(int stages, int stage, int micro_batches) {
 }
 
 }  // namespace
+
+int warmup_forwards(Schedule schedule, int stages, int stage, int micro_batches,
+                    int virtual_stages) {
+  const int total = micro_batches * virtual_stages;
+  if (schedule == Schedule::GPipe) return micro_batches;
+  if (virtual_stages == 1) return std::min(stages - stage - 1, total);
+  return std::min((stages - stage - 1) * 2 + (virtual_stages - 1) * stages, total);
+}
+
+std::vector<std::vector<PassOp>> stage_steps(Schedule schedule, int stages, int stage,
+                                             int micro_batches, int virtual_stages) {
+  const auto ops = stage_schedule(schedule, stages, stage, micro_batches, virtual_stages);
+  const bool pairs = schedule == Schedule::Interleaved1F1B && virtual_stages > 1;
+  const auto warmup = static_cast<std::size_t>(
+      warmup_forwards(schedule, stages, stage, micro_batches, virtual_stages));
+  std::vector<std::vector<PassOp>> steps;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const PassOp& op = ops[i];
+    // After the warm-up the ops alternate F B, then the drain's B's follow.
+    const bool after_lone_forward =
+        !steps.empty() && steps.back().size() == 1 && steps.back()[0].kind == PassKind::Forward;
+    if (pairs && i > warmup && op.kind == PassKind::Backward && after_lone_forward) {
+      steps.back().push_back(op);
+    } else {
+      steps.push_back({op});
+    }
+  }
+  return steps;
+}
 
 std::vector<PassOp> stage_schedule(Schedule schedule, int stages, int stage, int micro_batches,
                                    int virtual_stages) {

@@ -30,6 +30,26 @@ struct PassOp {
 std::vector<PassOp> stage_schedule(Schedule schedule, int stages, int stage, int micro_batches,
                                    int virtual_stages);
 
+/// Forwards stage `stage` runs before its first backward: 1F1B's and ZB-H1's
+/// stages-stage-1, interleaving's (stages-stage-1)*2 + (v-1)*stages,
+/// GPipe's all (at most every forward).
+int warmup_forwards(Schedule schedule, int stages, int stage, int micro_batches,
+                    int virtual_stages);
+
+/// stage_schedule cut into the steps Megatron-LM's p2p communication runs.
+/// Interleaved 1F1B with several chunks: each warm-up forward alone, then
+/// each forward with the backward after it (the steady state), then each
+/// remaining backward alone. Every other schedule: one pass per step (as
+/// Megatron's non-interleaved 1F1B exchanges pass by pass). A step receives
+/// all its inputs at once, before its passes, and its outputs go out with
+/// the next step's receives. On rendezvous point-to-point (NCCL: a send
+/// completes when its receiver posts) this cannot deadlock; taking
+/// interleaving's inputs pass by pass does (tests/hw/rendezvous_test.cpp).
+/// Pairing costs overlap (the forward waits for the backward's input), so
+/// the other schedules, which do not need it, keep their passes apart.
+std::vector<std::vector<PassOp>> stage_steps(Schedule schedule, int stages, int stage,
+                                             int micro_batches, int virtual_stages);
+
 /// Global (virtual) stage index of local chunk `chunk` on `stage`: chunk k of
 /// stage s holds virtual stage k*stages + s (Megatron's interleaving).
 inline int virtual_stage(int stages, int stage, int chunk) {

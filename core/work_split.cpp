@@ -12,6 +12,14 @@ std::vector<int> even_split(int total, int parts) {
   return out;
 }
 
+int layers_on_stage(const std::vector<int>& layers_per_virtual_stage, int pp, int stage) {
+  int n = 0;
+  for (std::size_t g = static_cast<std::size_t>(stage); g < layers_per_virtual_stage.size();
+       g += static_cast<std::size_t>(pp))
+    n += layers_per_virtual_stage[g];
+  return n;
+}
+
 std::vector<int> offsets_of(const std::vector<int>& counts) {
   std::vector<int> out(counts.size() + 1, 0);
   std::partial_sum(counts.begin(), counts.end(), out.begin() + 1);

@@ -22,11 +22,7 @@ void JobModel::normalise() {
 }
 
 int JobModel::stage_layers(int stage) const {
-  int n = 0;
-  for (int k = 0; k < plan.virtual_stages; ++k) {
-    n += layers_per_virtual_stage[static_cast<std::size_t>(k * plan.pp + stage)];
-  }
-  return n;
+  return layers_on_stage(layers_per_virtual_stage, plan.pp, stage);
 }
 
 double in_flight_micro_batches(const ParallelPlan& plan, int stage, int micro_batches) {

@@ -107,8 +107,11 @@ double gemm_op_s(const CalibrationProfile& p, const GemmOp& op) {
 
 std::vector<GemmOp> iteration_gemm_ops(const ExecutorJob& job) {
   const LayerShape shape = executor_layer_shape(job);
+  const core::ParallelPlan& plan = *job.plan;
   const int repeat =
-      core::even_split(job.model->layers, job.plan->pp)[0] * job.plan->micro_batches();
+      core::layers_on_stage(core::even_split(job.model->layers, plan.pp * plan.virtual_stages),
+                            plan.pp, 0) *
+      plan.micro_batches();
   std::vector<GemmOp> out;
   for (const auto& ops : {layer_forward_ops(shape), layer_backward_ops(shape)})
     for (GemmOp g : ops.gemms) {
@@ -123,6 +126,12 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   const LayerShape shape = executor_layer_shape(job);
   const PassTime fwd = pass_time(layer_forward_ops(shape), shape, p);
   const PassTime bwd = pass_time(layer_backward_ops(shape), shape, p);
+  // ZB-H1 runs the backward as two passes, B (input gradients) and W (weights).
+  const bool split_backward = plan.schedule == core::Schedule::ZeroBubbleH1;
+  const double b_s =
+      split_backward ? pass_time(layer_backward_input_ops(shape), shape, p).total() : bwd.total();
+  const double w_s =
+      split_backward ? pass_time(layer_backward_weight_ops(shape), shape, p).total() : 0.0;
   const LayerOps fops = layer_forward_ops(shape), bops = layer_backward_ops(shape);
   const double tp_fwd_s = fops.tp_all_reduces * all_reduce_s(p, fops.tp_bytes_each, plan.tp, "tp");
   const double tp_bwd_s = bops.tp_all_reduces * all_reduce_s(p, bops.tp_bytes_each, plan.tp, "tp");
@@ -136,13 +145,17 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   const double send_s = plan.pp > 1 ? all_reduce_s(p, activation_bytes, 2) : 0.0;
 
   const int pp = plan.pp, m = plan.micro_batches();
-  const std::vector<int> layers = core::even_split(job.model->layers, pp);
+  const int virtual_stages = pp * plan.virtual_stages;
+  const std::vector<int> layers = core::even_split(job.model->layers, virtual_stages);
   // Replay every stage's schedule: an op starts when its stage is free and its
-  // input has arrived (sends are queued, so the sender does not wait).
+  // input has arrived (sends are queued, so the sender does not wait). Passes
+  // are tracked per virtual stage (chunk k of stage s is k*pp + s).
   std::vector<std::vector<core::PassOp>> ops(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s)
-    ops[static_cast<std::size_t>(s)] = core::stage_schedule(plan.schedule, pp, s, m, 1);
-  std::vector<std::vector<double>> fwd_done(ops.size(), std::vector<double>(m, -1.0)),
+    ops[static_cast<std::size_t>(s)] =
+        core::stage_schedule(plan.schedule, pp, s, m, plan.virtual_stages);
+  std::vector<std::vector<double>> fwd_done(static_cast<std::size_t>(virtual_stages),
+                                            std::vector<double>(static_cast<std::size_t>(m), -1.0)),
       bwd_done = fwd_done;
   std::vector<std::size_t> next(ops.size(), 0);
   std::vector<double> clock(ops.size(), 0.0);
@@ -152,22 +165,26 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
       const auto su = static_cast<std::size_t>(s);
       while (next[su] < ops[su].size()) {
         const core::PassOp& op = ops[su][next[su]];
-        const bool forward = op.kind == core::PassKind::Forward;
+        const int g = core::virtual_stage(pp, s, op.chunk);
+        const auto gu = static_cast<std::size_t>(g);
         const auto mb = static_cast<std::size_t>(op.micro_batch);
+        const double n_layers = layers[gu];
         double ready = 0, work = 0;
-        const double n_layers = layers[su];
-        if (forward) {
-          if (s > 0 && fwd_done[su - 1][mb] < 0) break;
-          ready = s > 0 ? fwd_done[su - 1][mb] + send_s : 0.0;
-          work = n_layers * (fwd.total() + tp_fwd_s) + (s == 0 ? data_s : 0.0) +
-                 (s == pp - 1 ? data_s + loss_s : 0.0);
-        } else {
-          if (s < pp - 1 && bwd_done[su + 1][mb] < 0) break;
-          ready = s < pp - 1 ? bwd_done[su + 1][mb] + send_s : fwd_done[su][mb];
-          work = n_layers * (bwd.total() + tp_bwd_s);
+        if (op.kind == core::PassKind::Forward) {
+          if (g > 0 && fwd_done[gu - 1][mb] < 0) break;
+          ready = g > 0 ? fwd_done[gu - 1][mb] + send_s : 0.0;
+          work = n_layers * (fwd.total() + tp_fwd_s) + (g == 0 ? data_s : 0.0) +
+                 (g == virtual_stages - 1 ? data_s + loss_s : 0.0);
+        } else if (op.kind == core::PassKind::Backward) {
+          if (g < virtual_stages - 1 && bwd_done[gu + 1][mb] < 0) break;
+          ready = g < virtual_stages - 1 ? bwd_done[gu + 1][mb] + send_s : fwd_done[gu][mb];
+          work = n_layers * (b_s + tp_bwd_s);
+        } else {  // W: after its own B on this stage
+          work = n_layers * w_s;
         }
         clock[su] = std::max(clock[su], ready) + work;
-        (forward ? fwd_done : bwd_done)[su][mb] = clock[su];
+        if (op.kind == core::PassKind::Forward) fwd_done[gu][mb] = clock[su];
+        if (op.kind == core::PassKind::Backward) bwd_done[gu][mb] = clock[su];
         ++next[su];
         progress = true;
       }
@@ -179,7 +196,8 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   IterationPrediction out;
   double finish_s = 0, worst_dp_s = 0, worst_opt_s = 0, worst_pipe_s = 0;
   for (int s = 0; s < pp; ++s) {
-    const double grad_bytes = layers[static_cast<std::size_t>(s)] * layer_params * 4.0;
+    const double stage_layers = core::layers_on_stage(layers, pp, s);
+    const double grad_bytes = stage_layers * layer_params * 4.0;
     const double zero_s = grad_bytes / p.memory_Bps * wall;
     double dp_s = 0;
     if (plan.dp > 1) {
@@ -190,7 +208,7 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
           all_reduce_s(p, grad_bytes - full * bucket, plan.dp, "dp") +
           4.0 * grad_bytes / p.memory_Bps * wall;  // into the bucket and back: 2 reads + 2 writes
     }
-    const double opt_s = layers[static_cast<std::size_t>(s)] * layer_params * opt_ns * 1e-9 * wall;
+    const double opt_s = stage_layers * layer_params * opt_ns * 1e-9 * wall;
     finish_s = std::max(finish_s, zero_s + clock[static_cast<std::size_t>(s)] + dp_s + opt_s);
     worst_pipe_s = std::max(worst_pipe_s, clock[static_cast<std::size_t>(s)]);
     worst_dp_s = std::max(worst_dp_s, dp_s);
@@ -217,7 +235,7 @@ core::WorkProfile executor_work_profile(const ExecutorJob& job, const Calibratio
   w.seq_len = job.seq_len;
   w.layer.forward_ns = to_ns(fwd.total());
   w.layer.backward_ns = to_ns(bwd.total());
-  w.layer.backward_input_ns = w.layer.backward_ns / 2;  // half the GEMMs are input gradients
+  w.layer.backward_input_ns = to_ns(pass_time(layer_backward_input_ops(shape), shape, p).total());
   for (const GemmOp& g : fops.gemms) w.layer.forward_flops += g.flops();
   const int tp_calls = job.plan->tp > 1 ? fops.tp_all_reduces : 0;
   w.layer.tp_forward = {core::CollectiveKind::AllReduce, fops.tp_bytes_each, tp_calls};

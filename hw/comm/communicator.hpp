@@ -11,6 +11,13 @@
 
 namespace parashift::hw {
 
+/// One message to receive: `data` is filled exactly by `peer`'s send with `tag`.
+struct RecvRequest {
+  std::span<float> data;
+  int peer = 0;
+  int tag = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -29,6 +36,13 @@ class Communicator {
   virtual void send(std::span<const float> data, int peer, int tag) = 0;
   /// Blocks until the message with `tag` from `peer` has filled `data` exactly.
   virtual void recv(std::span<float> data, int peer, int tag) = 0;
+  /// Blocks until every request is filled. Rendezvous transports (NCCL) post
+  /// the receives together, with the queued sends, as a pipeline step needs
+  /// when it takes a forward input and a backward gradient at once;
+  /// buffered ones (MPI, threads) may take them one by one, the default.
+  virtual void recv_group(std::span<const RecvRequest> requests) {
+    for (const RecvRequest& r : requests) recv(r.data, r.peer, r.tag);
+  }
   virtual void send_bytes(std::span<const std::byte> data, int peer, int tag) = 0;
   /// Receives a message of any length.
   virtual std::vector<std::byte> recv_bytes(int peer, int tag) = 0;

@@ -29,13 +29,15 @@ bool on_device(const void* p) {
 
 // Point-to-point messages are deferred: send() copies the payload into a
 // device buffer of its own and queues it; the queued sends go to NCCL in one
-// ncclGroupStart/End group with the next receive (as Megatron pairs
-// send_forward with recv_backward), or at flush_sends(), in the order
-// hw/comm/deferred_sends.hpp gives. NCCL runs one communicator's kernels one
-// after another and a send blocks until its receiver posts, so sends issued
-// on their own would deadlock 1F1B (each stage's next send waiting behind a
-// receive the other stage has not reached) and every ring exchange; the
-// tests show both on a rendezvous model of NCCL (tests/hw/rendezvous_test.cpp).
+// ncclGroupStart/End group with the next receive or receive group
+// (recv_group: an interleaved step's forward input and backward gradient;
+// as Megatron pairs send_forward with recv_backward), or at flush_sends(),
+// in the order hw/comm/deferred_sends.hpp gives. NCCL runs one
+// communicator's kernels one after another and a send blocks until its
+// receiver posts, so sends issued on their own would deadlock interleaved
+// 1F1B (each stage's next send waiting behind a receive the other stage has
+// not reached) and every ring exchange; the tests show both on a rendezvous
+// model of NCCL (tests/hw/rendezvous_test.cpp).
 // send_bytes() sends a length header, then the payload.
 class NcclCommunicator : public Communicator {
  public:
@@ -96,7 +98,15 @@ class NcclCommunicator : public Communicator {
   }
   void recv(std::span<float> data, int peer, int tag) override {
     check_tag(tag);
-    if (!data.empty()) receive(data.data(), data.size_bytes(), peer, false);
+    if (!data.empty()) receive({{data.data(), data.size_bytes(), peer}}, false);
+  }
+  void recv_group(std::span<const RecvRequest> requests) override {
+    std::vector<Incoming> in;
+    for (const RecvRequest& r : requests) {
+      check_tag(r.tag);
+      if (!r.data.empty()) in.push_back({r.data.data(), r.data.size_bytes(), r.peer});
+    }
+    if (!in.empty()) receive(in, false);
   }
   void send_bytes(std::span<const std::byte> data, int peer, int tag) override {
     check_tag(tag);
@@ -107,9 +117,9 @@ class NcclCommunicator : public Communicator {
   std::vector<std::byte> recv_bytes(int peer, int tag) override {
     check_tag(tag);
     std::uint64_t length = 0;
-    receive(&length, sizeof length, peer, true);
+    receive({{&length, sizeof length, peer}}, true);
     std::vector<std::byte> out(length);
-    if (length > 0) receive(out.data(), out.size(), peer, false);
+    if (length > 0) receive({{out.data(), out.size(), peer}}, false);
     return out;
   }
   void flush_sends() override {
@@ -240,16 +250,35 @@ class NcclCommunicator : public Communicator {
     deferred_.forget_issued();
   }
 
+  struct Incoming {
+    void* data = nullptr;
+    std::size_t bytes = 0;
+    int peer = 0;
+  };
+
   // One group: the queued sends (all of them, or for a header only those up
-  // to each peer's next payload) and this receive; returns when all are done.
-  void receive(void* data, std::size_t bytes, int peer, bool header) {
-    const bool direct = on_device(data);
-    void* into = direct ? data : stage(bytes);
+  // to each peer's next payload) and these receives; returns when all are
+  // done. Host destinations land in the staging buffer, one after another.
+  void receive(const std::vector<Incoming>& in, bool header) {
+    std::size_t staged = 0;
+    for (const Incoming& r : in)
+      if (!on_device(r.data)) staged += r.bytes;
+    auto* staging = staged > 0 ? static_cast<std::byte*>(stage(staged)) : nullptr;
+    std::vector<std::pair<const Incoming*, std::byte*>> copies;  // host ones, from staging
     checked(ncclGroupStart(), "ncclGroupStart");
     issue(header);
-    checked(ncclRecv(into, bytes, ncclUint8, peer, comm_, stream_), "ncclRecv");
+    for (const Incoming& r : in) {
+      void* into = r.data;
+      if (!on_device(r.data)) {
+        copies.emplace_back(&r, staging);
+        into = staging;
+        staging += r.bytes;
+      }
+      checked(ncclRecv(into, r.bytes, ncclUint8, r.peer, comm_, stream_), "ncclRecv");
+    }
     checked(ncclGroupEnd(), "ncclGroupEnd");
-    if (!direct) CUDACHECK(cudaMemcpyAsync(data, into, bytes, cudaMemcpyDeviceToHost, stream_));
+    for (const auto& [r, from] : copies)
+      CUDACHECK(cudaMemcpyAsync(r->data, from, r->bytes, cudaMemcpyDeviceToHost, stream_));
     wait();
     release_issued();
   }

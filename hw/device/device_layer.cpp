@@ -140,14 +140,23 @@ std::size_t DeviceStash::bytes() const {
   return n * sizeof(float);
 }
 
+DeviceOutputGrads::DeviceOutputGrads(DeviceKernels& k, const LayerShape& s)
+    : dy(k, count(s.tokens(), s.hidden)),
+      du(k, count(s.tokens(), s.ffn_local())),
+      dx1(k, count(s.tokens(), s.hidden)),
+      dqkv(k, count(s.tokens(), 3 * s.hidden_local())) {}
+
+std::size_t DeviceOutputGrads::bytes() const {
+  return (dy.size() + du.size() + dx1.size() + dqkv.size()) * sizeof(float);
+}
+
 DeviceWorkspace::DeviceWorkspace(DeviceKernels& k, const LayerShape& s)
     : a(k, count(s.tokens(), s.hidden)),
       b(k, count(s.tokens(), s.hidden)),
       dact(k, count(s.tokens(), s.ffn_local())),
-      du(k, count(s.tokens(), s.ffn_local())),
       dctx(k, count(s.tokens(), s.hidden_local())),
-      dqkv(k, count(s.tokens(), 3 * s.hidden_local())),
-      dprobs(k, score_elements(s)) {}
+      dprobs(k, score_elements(s)),
+      grads(k, s) {}
 
 void device_layer_forward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
                           const float* x, float* out, DeviceStash& st, DeviceWorkspace& ws,
@@ -184,29 +193,37 @@ void device_layer_forward(DeviceKernels& k, const DeviceLayerTensors& w, const L
 void device_layer_backward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
                            const DeviceStash& st, const float* dy, float* dx, DeviceLayerTensors& g,
                            DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce) {
+  device_layer_backward_input(k, w, s, st, dy, dx, ws.grads, ws, tp_reduce);
+  device_layer_backward_weight(k, s, st, ws.grads, g);
+}
+
+void device_layer_backward_input(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
+                                 const DeviceStash& st, const float* dy, float* dx,
+                                 DeviceOutputGrads& og, DeviceWorkspace& ws,
+                                 const DeviceTpReduce& tp_reduce) {
   const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
   const int seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  float* dx1 = ws.a.data();
+  float* dx1 = og.dx1.data();
   float* dx_attn = ws.b.data();
+  // dy is kept for W2's gradient (dx, written last, may be dy's buffer).
+  k.copy(dy, og.dy.data(), count(t, h));
   // MLP: out = x1 + gelu(x1 W1) W2.
-  k.gemm(plain(fl, h, t, st.act.data(), fl, true, dy, h, false, g.w2.data(), h, 1.0f));
   k.gemm(plain(t, fl, h, dy, h, false, w.w2.data(), h, true, ws.dact.data(), fl));
-  k.gelu_backward(ws.dact.data(), st.u.data(), ws.du.data(), count(t, fl));
-  k.gemm(plain(h, fl, t, st.x1.data(), h, true, ws.du.data(), fl, false, g.w1.data(), fl, 1.0f));
-  k.gemm(plain(t, h, fl, ws.du.data(), fl, false, w.w1.data(), fl, true, dx1, h));
+  k.gelu_backward(ws.dact.data(), st.u.data(), og.du.data(), count(t, fl));
+  k.gemm(plain(t, h, fl, og.du.data(), fl, false, w.w1.data(), fl, true, dx1, h));
   tp_reduce(dx1, count(t, h));
   k.add(dy, dx1, dx1, count(t, h));
   // Attention: x1 = x + ctx Wo.
-  k.gemm(plain(hl, h, t, st.ctx.data(), hl, true, dx1, h, false, g.wo.data(), h, 1.0f));
   k.gemm(plain(t, hl, h, dx1, h, false, w.wo.data(), h, true, ws.dctx.data(), hl));
+  float* dqkv = og.dqkv.data();
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
     // dP_h = dC_h V_h^T; dV_h = P_h^T dC_h.
     hb.gemm(k, seq, seq, d, ws.dctx.data(), hb.columns(hl, 0), st.qkv.data(),
             hb.columns(w3, 2 * hl, true), ws.dprobs.data(), hb.scores());
     hb.gemm(k, seq, d, seq, st.probs.data(), hb.scores(true), ws.dctx.data(), hb.columns(hl, 0),
-            ws.dqkv.data(), hb.columns(w3, 2 * hl));
+            dqkv, hb.columns(w3, 2 * hl));
   }
   // dS = softmax'(P, dP) x scale, in place over dP.
   k.causal_softmax_backward(st.probs.data(), ws.dprobs.data(), ws.dprobs.data(),
@@ -214,15 +231,24 @@ void device_layer_backward(DeviceKernels& k, const DeviceLayerTensors& w, const 
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
     // dQ_h = dS_h K_h, dK_h = dS_h^T Q_h.
-    hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(), st.qkv.data(), hb.columns(w3, hl),
-            ws.dqkv.data(), hb.columns(w3, 0));
+    hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(), st.qkv.data(), hb.columns(w3, hl), dqkv,
+            hb.columns(w3, 0));
     hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(true), st.qkv.data(), hb.columns(w3, 0),
-            ws.dqkv.data(), hb.columns(w3, hl));
+            dqkv, hb.columns(w3, hl));
   }
-  k.gemm(plain(h, w3, t, st.x.data(), h, true, ws.dqkv.data(), w3, false, g.wqkv.data(), w3, 1.0f));
-  k.gemm(plain(t, h, w3, ws.dqkv.data(), w3, false, w.wqkv.data(), w3, true, dx_attn, h));
+  k.gemm(plain(t, h, w3, dqkv, w3, false, w.wqkv.data(), w3, true, dx_attn, h));
   tp_reduce(dx_attn, count(t, h));
   k.add(dx1, dx_attn, dx, count(t, h));
+}
+
+void device_layer_backward_weight(DeviceKernels& k, const LayerShape& s, const DeviceStash& st,
+                                  const DeviceOutputGrads& og, DeviceLayerTensors& g) {
+  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+  const int w3 = 3 * hl;
+  k.gemm(plain(fl, h, t, st.act.data(), fl, true, og.dy.data(), h, false, g.w2.data(), h, 1.0f));
+  k.gemm(plain(h, fl, t, st.x1.data(), h, true, og.du.data(), fl, false, g.w1.data(), fl, 1.0f));
+  k.gemm(plain(hl, h, t, st.ctx.data(), hl, true, og.dx1.data(), h, false, g.wo.data(), h, 1.0f));
+  k.gemm(plain(h, w3, t, st.x.data(), h, true, og.dqkv.data(), w3, false, g.wqkv.data(), w3, 1.0f));
 }
 
 DeviceOptimizerState zero_device_state(DeviceKernels& k, const OptimizerConfig& config,

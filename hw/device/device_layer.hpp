@@ -41,15 +41,27 @@ struct DeviceStash {
   std::size_t bytes() const;
 };
 
+/// The gradients at the outputs of the layer's four weight GEMMs: what the
+/// weight-gradient pass needs besides the stash's inputs. ZB-H1 keeps them
+/// from a micro-batch's input-gradient pass (B) to its weight pass (W).
+struct DeviceOutputGrads {
+  DeviceOutputGrads(DeviceKernels& kernels, const LayerShape& shape);
+  DeviceBuffer dy;    // tokens x hidden: at the MLP's output (W2)
+  DeviceBuffer du;    // tokens x ffn_local: at W1's output
+  DeviceBuffer dx1;   // tokens x hidden: at the attention's output (Wo)
+  DeviceBuffer dqkv;  // tokens x 3 hidden_local: at Wqkv's output
+  std::size_t bytes() const;
+};
+
 /// Scratch for one layer's forward and backward of `shape`, shared by all
 /// the layers of a rank (they run one after another on the device).
 struct DeviceWorkspace {
   DeviceWorkspace(DeviceKernels& kernels, const LayerShape& shape);
-  DeviceBuffer a, b;      // tokens x hidden: attention / MLP outputs, then dx1 / dx_attn
-  DeviceBuffer dact, du;  // tokens x ffn_local
-  DeviceBuffer dctx;      // tokens x hidden_local
-  DeviceBuffer dqkv;      // tokens x 3 hidden_local
-  DeviceBuffer dprobs;    // like the stash's probs
+  DeviceBuffer a, b;        // tokens x hidden: attention / MLP outputs, then dx_attn
+  DeviceBuffer dact;        // tokens x ffn_local
+  DeviceBuffer dctx;        // tokens x hidden_local
+  DeviceBuffer dprobs;      // like the stash's probs
+  DeviceOutputGrads grads;  // the fused backward's output gradients
 };
 
 /// In-place sum over the tensor-parallel group of `elements` device floats.
@@ -61,11 +73,22 @@ void device_layer_forward(DeviceKernels& kernels, const DeviceLayerTensors& w,
                           const LayerShape& shape, const float* x, float* out, DeviceStash& stash,
                           DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce);
 /// dx = d loss / d x from dy (both tokens x hidden, may be the same buffer);
-/// adds the weight gradients into `grads`.
+/// adds the weight gradients into `grads`. The two passes below, in a row.
 void device_layer_backward(DeviceKernels& kernels, const DeviceLayerTensors& w,
                            const LayerShape& shape, const DeviceStash& stash, const float* dy,
                            float* dx, DeviceLayerTensors& grads, DeviceWorkspace& ws,
                            const DeviceTpReduce& tp_reduce);
+/// The input-gradient pass (ZB-H1's B): dx from dy, the tp all-reduces, and
+/// the weight GEMMs' output gradients into `out` (no weight gradient yet).
+void device_layer_backward_input(DeviceKernels& kernels, const DeviceLayerTensors& w,
+                                 const LayerShape& shape, const DeviceStash& stash, const float* dy,
+                                 float* dx, DeviceOutputGrads& out, DeviceWorkspace& ws,
+                                 const DeviceTpReduce& tp_reduce);
+/// The weight-gradient pass (ZB-H1's W): adds the four weight gradients of
+/// one micro-batch into `grads`, from its stash and its output gradients.
+void device_layer_backward_weight(DeviceKernels& kernels, const LayerShape& shape,
+                                  const DeviceStash& stash, const DeviceOutputGrads& out,
+                                  DeviceLayerTensors& grads);
 
 /// Adam's moments on the device (empty for SGD).
 struct DeviceOptimizerState {

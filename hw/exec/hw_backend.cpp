@@ -49,17 +49,15 @@ void check_supported(const core::ParallelPlan& plan) {
     throw core::InputError("plan." + what + " (the hw executor does not run it)");
   };
   if (plan.cp != 1) reject("cp: context parallelism, found cp=" + std::to_string(plan.cp));
-  if (plan.virtual_stages != 1)
-    reject("virtual_stages: interleaving, found " + std::to_string(plan.virtual_stages));
+  if (plan.virtual_stages != 1 && plan.pp == 1)
+    reject("virtual_stages: interleaving needs pp > 1, found pp=1 virtual_stages=" +
+           std::to_string(plan.virtual_stages));
   if (plan.sequence_parallel) reject("sequence_parallel: expected false");
   if (plan.recompute != core::Recompute::None)
     reject(std::string("recompute: expected none, found ") + core::to_string(plan.recompute));
   if (plan.optimizer_sharding != core::OptimizerSharding::None)
     reject(std::string("optimizer_sharding: expected none, found ") +
            core::to_string(plan.optimizer_sharding));
-  if (plan.schedule != core::Schedule::OneFOneB && plan.schedule != core::Schedule::GPipe)
-    reject(std::string("schedule: expected 1f1b or gpipe, found ") +
-           core::to_string(plan.schedule));
 }
 
 // Holds a compute slot, when the job has them, while in scope; give() and
@@ -84,12 +82,15 @@ class SlotGuard {
   bool held_ = false;
 };
 
-// Tags on the pipeline group: activations 2*mb, their gradients 2*mb + 1.
-int forward_tag(int micro_batch) {
-  return 2 * micro_batch;
+// Tags on the pipeline group: the activations into virtual stage g 2g, the
+// gradients into it 2g + 1. Micro-batches of one tag are sent and received
+// in the same order (every stage's schedule lists them in the same order),
+// which MPI's non-overtaking rule (and NCCL's in-order p2p) keeps.
+int forward_tag(int virtual_stage) {
+  return 2 * virtual_stage;
 }
-int backward_tag(int micro_batch) {
-  return 2 * micro_batch + 1;
+int backward_tag(int virtual_stage) {
+  return 2 * virtual_stage + 1;
 }
 
 std::span<float> span_of(DeviceBuffer& b) {
@@ -130,13 +131,15 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
   workspace_.emplace(*kernels_, shape_);
   const auto activation = static_cast<std::size_t>(shape_.tokens()) * shape_.hidden;
   activation_ = DeviceBuffer(*kernels_, activation);
+  gradient_ = DeviceBuffer(*kernels_, activation);
   target_ = DeviceBuffer(*kernels_, activation);
-  layers_per_stage_ = core::even_split(model.layers, plan.pp);
+  layers_per_stage_ = core::even_split(model.layers, plan.pp * plan.virtual_stages);
   micro_batches_ = std::vector<int>(static_cast<std::size_t>(plan.dp), plan.micro_batches());
-  const int first = stage_first_layer();
-  for (int l = first; l < first + layers_per_stage_[static_cast<std::size_t>(groups_.coord.pp)];
-       ++l)
-    layers_.emplace(l, new_slot(l));
+  const std::vector<int> offsets = core::offsets_of(layers_per_stage_);
+  for (int chunk = 0; chunk < plan.virtual_stages; ++chunk) {
+    const auto g = static_cast<std::size_t>(core::virtual_stage(plan.pp, groups_.coord.pp, chunk));
+    for (int l = offsets[g]; l < offsets[g + 1]; ++l) layers_.emplace(l, new_slot(l));
+  }
   // The buffers' zeroing and uploads are done before a communicator (NCCL,
   // on its own stream) may write into them.
   kernels_->synchronize();
@@ -169,10 +172,6 @@ core::Capabilities HwBackend::capabilities() const {
   return caps;
 }
 
-int HwBackend::stage_first_layer() const {
-  return core::offsets_of(layers_per_stage_)[static_cast<std::size_t>(groups_.coord.pp)];
-}
-
 HwBackend::LayerSlot HwBackend::new_slot(int layer) const {
   LayerSlot slot;
   slot.weights = init_device_layer(*kernels_, shape_, seed_, layer, groups_.coord.tp);
@@ -187,6 +186,13 @@ HwBackend::LayerSlot HwBackend::blank_slot() const {
   slot.grads = zero_device_layer(*kernels_, shape_);
   slot.state = zero_device_state(*kernels_, options_.optimizer, shape_);
   return slot;
+}
+
+DeviceOutputGrads HwBackend::take_grads() {
+  if (free_grads_.empty()) return DeviceOutputGrads(*kernels_, shape_);
+  DeviceOutputGrads g = std::move(free_grads_.back());
+  free_grads_.pop_back();
+  return g;
 }
 
 DeviceStash HwBackend::take_stash() {
@@ -244,11 +250,30 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   return report;
 }
 
+// One micro-batch's state on one local chunk between its passes: each
+// layer's stash (forward to the backward that frees it: B, or W under
+// ZB-H1) and, under ZB-H1, each layer's output gradients (B to W).
+struct HwBackend::InFlight {
+  std::vector<DeviceStash> stash;
+  std::vector<DeviceOutputGrads> grads;
+  double bytes() const {
+    double n = 0;
+    for (const auto& s : stash) n += static_cast<double>(s.bytes());
+    for (const auto& g : grads) n += static_cast<double>(g.bytes());
+    return n;
+  }
+};
+
 void HwBackend::run_pipeline(Counters& c) {
   Communicator& pp = *groups_.pp;
   DeviceKernels& k = *kernels_;
   const int stage = groups_.coord.pp;
-  const bool first = stage == 0, last = stage == plan_.pp - 1;
+  const int virtual_stages = plan_.pp * plan_.virtual_stages;
+  // Chunk outputs go to the next stage round the ring (stage pp-1's chunk
+  // k feeds stage 0's chunk k+1), gradients back the other way.
+  const int next = (stage + 1) % plan_.pp, prev = (stage + plan_.pp - 1) % plan_.pp;
+  const bool split_backward = plan_.schedule == core::Schedule::ZeroBubbleH1;
+  const std::vector<int> offsets = core::offsets_of(layers_per_stage_);
   const int my_micro_batches = micro_batches_[static_cast<std::size_t>(groups_.coord.dp)];
   const int all_micro_batches = std::accumulate(micro_batches_.begin(), micro_batches_.end(), 0);
   const int global_offset =
@@ -272,76 +297,107 @@ void HwBackend::run_pipeline(Counters& c) {
     tp_compute_clock_ns += compute_now_ns() - t0;
     c.tp_bytes += static_cast<double>(n) * 4.0;
   };
-  std::vector<std::vector<DeviceStash>> stash(static_cast<std::size_t>(my_micro_batches));
-  double stash_bytes = 0;
+  // Runs `work` as one compute segment: on a compute slot, timed on the
+  // compute clock without its tp all-reduces, stretched by the slowdown.
+  auto compute_segment = [&](auto&& work) {
+    SlotGuard slot_held(options_.compute_slots);
+    held = &slot_held;
+    const core::TimeNs tp_before = tp_compute_clock_ns;
+    const core::TimeNs t0 = compute_now_ns();
+    work();
+    k.synchronize();
+    const core::TimeNs segment = compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
+    stretch(segment);
+    c.compute_ns += segment;
+  };
+  auto send = [&](DeviceBuffer& from, int peer, int tag) {
+    ScopedTimer timer(c.pp_ns);
+    pp.send(span_of(from), peer, tag);
+    c.pp_bytes += activation_bytes;
+  };
+  std::map<std::pair<int, int>, InFlight> in_flight;  // by (micro-batch, chunk)
+  double live_bytes = 0;
+  auto release = [&](InFlight& f) {
+    live_bytes -= f.bytes();
+    for (auto& s : f.stash) free_stash_.push_back(std::move(s));
+    for (auto& g : f.grads) free_grads_.push_back(std::move(g));
+    f.stash.clear();
+    f.grads.clear();
+  };
 
-  for (const core::PassOp& op :
-       core::stage_schedule(plan_.schedule, plan_.pp, stage, my_micro_batches, 1)) {
-    const auto mb = static_cast<std::size_t>(op.micro_batch);
-    if (op.kind == core::PassKind::Forward) {
-      if (first) {
-        const float* x = sample(global_offset + op.micro_batch, false, activation_);
-        if (x != activation_.data()) k.copy(x, activation_.data(), activation);
-      } else {
-        ScopedTimer timer(c.pp_ns);
-        pp.recv(span_of(activation_), stage - 1, forward_tag(op.micro_batch));
-      }
-      SlotGuard slot_held(options_.compute_slots);
-      held = &slot_held;
-      const core::TimeNs tp_before = tp_compute_clock_ns;
-      const core::TimeNs t0 = compute_now_ns();
-      for (std::size_t i = 0; i < layers_.size(); ++i) stash[mb].push_back(take_stash());
-      std::size_t i = 0;
-      for (auto& [index, slot] : layers_)
-        device_layer_forward(k, slot.weights, shape_, activation_.data(), activation_.data(),
-                             stash[mb][i++], *workspace_, tp_reduce);
-      for (const auto& s : stash[mb]) stash_bytes += static_cast<double>(s.bytes());
-      c.peak_stash_bytes = std::max(c.peak_stash_bytes, stash_bytes);
-      if (last) {
-        const float* target = sample(global_offset + op.micro_batch, true, target_);
-        c.loss += k.squared_error(activation_.data(), target, loss_grad(mb).data(), activation,
-                                  loss_denominator);
-      }
-      k.synchronize();
-      stretch(compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before));
-      c.compute_ns += compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
-      slot_held.give();
-      if (!last) {
-        ScopedTimer timer(c.pp_ns);
-        pp.send(span_of(activation_), stage + 1, forward_tag(op.micro_batch));
-        c.pp_bytes += activation_bytes;
-      }
-    } else {
-      if (!last) {
-        ScopedTimer timer(c.pp_ns);
-        pp.recv(span_of(activation_), stage + 1, backward_tag(op.micro_batch));
-      }
-      SlotGuard slot_held(options_.compute_slots);
-      held = &slot_held;
-      const core::TimeNs tp_before = tp_compute_clock_ns;
-      const core::TimeNs t0 = compute_now_ns();
-      // The last stage starts from the loss gradient, the others from what arrived.
-      const float* dy = last ? loss_grad(mb).data() : activation_.data();
-      std::size_t i = layers_.size();
-      for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
-        --i;
-        device_layer_backward(k, it->second.weights, shape_, stash[mb][i], dy, activation_.data(),
-                              it->second.grads, *workspace_, tp_reduce);
-        dy = activation_.data();
-      }
-      for (auto& s : stash[mb]) {
-        stash_bytes -= static_cast<double>(s.bytes());
-        free_stash_.push_back(std::move(s));
-      }
-      stash[mb].clear();
-      k.synchronize();
-      stretch(compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before));
-      c.compute_ns += compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
-      slot_held.give();
-      if (!first) {
-        ScopedTimer timer(c.pp_ns);
-        pp.send(span_of(activation_), stage - 1, backward_tag(op.micro_batch));
-        c.pp_bytes += activation_bytes;
+  // Step by step (core::stage_steps): a step's inputs (a forward's
+  // activations into activation_, a backward's gradients into gradient_)
+  // arrive together before its passes; its outputs are sent after them.
+  for (const auto& step :
+       core::stage_steps(plan_.schedule, plan_.pp, stage, my_micro_batches, plan_.virtual_stages)) {
+    std::vector<RecvRequest> inputs;
+    for (const core::PassOp& op : step) {
+      const int g = core::virtual_stage(plan_.pp, stage, op.chunk);
+      if (op.kind == core::PassKind::Forward && g > 0)
+        inputs.push_back({span_of(activation_), prev, forward_tag(g)});
+      if (op.kind == core::PassKind::Backward && g < virtual_stages - 1)
+        inputs.push_back({span_of(gradient_), next, backward_tag(g)});
+    }
+    if (!inputs.empty()) {
+      ScopedTimer timer(c.pp_ns);
+      pp.recv_group(inputs);
+    }
+    for (const core::PassOp& op : step) {
+      const auto mb = static_cast<std::size_t>(op.micro_batch);
+      const int g = core::virtual_stage(plan_.pp, stage, op.chunk);
+      const auto g_at = static_cast<std::size_t>(g);
+      InFlight& flight = in_flight[{op.micro_batch, op.chunk}];
+      if (op.kind == core::PassKind::Forward) {
+        if (g == 0) {
+          const float* x = sample(global_offset + op.micro_batch, false, activation_);
+          if (x != activation_.data()) k.copy(x, activation_.data(), activation);
+        }
+        compute_segment([&] {
+          for (int l = offsets[g_at]; l < offsets[g_at + 1]; ++l) {
+            flight.stash.push_back(take_stash());
+            device_layer_forward(k, layers_.at(l).weights, shape_, activation_.data(),
+                                 activation_.data(), flight.stash.back(), *workspace_, tp_reduce);
+          }
+          if (g == virtual_stages - 1) {
+            const float* target = sample(global_offset + op.micro_batch, true, target_);
+            c.loss += k.squared_error(activation_.data(), target, loss_grad(mb).data(), activation,
+                                      loss_denominator);
+          }
+        });
+        live_bytes += flight.bytes();
+        c.peak_stash_bytes = std::max(c.peak_stash_bytes, live_bytes);
+        if (g < virtual_stages - 1) send(activation_, next, forward_tag(g + 1));
+      } else if (op.kind == core::PassKind::Backward) {
+        compute_segment([&] {
+          // The last virtual stage starts from the loss gradient, the others from what arrived.
+          const float* dy = g == virtual_stages - 1 ? loss_grad(mb).data() : gradient_.data();
+          const double before = flight.bytes();
+          for (int l = offsets[g_at + 1] - 1; l >= offsets[g_at]; --l) {
+            LayerSlot& slot = layers_.at(l);
+            const DeviceStash& st = flight.stash[static_cast<std::size_t>(l - offsets[g_at])];
+            if (split_backward) {
+              flight.grads.push_back(take_grads());
+              device_layer_backward_input(k, slot.weights, shape_, st, dy, gradient_.data(),
+                                          flight.grads.back(), *workspace_, tp_reduce);
+            } else {
+              device_layer_backward(k, slot.weights, shape_, st, dy, gradient_.data(), slot.grads,
+                                    *workspace_, tp_reduce);
+            }
+            dy = gradient_.data();
+          }
+          live_bytes += flight.bytes() - before;
+          c.peak_stash_bytes = std::max(c.peak_stash_bytes, live_bytes);
+          if (!split_backward) release(flight);
+        });
+        if (g > 0) send(gradient_, prev, backward_tag(g - 1));
+      } else {  // ZB-H1's weight pass: no communication
+        compute_segment([&] {
+          const auto n = static_cast<std::size_t>(offsets[g_at + 1] - offsets[g_at]);
+          for (std::size_t i = 0; i < n; ++i)  // grads were pushed last layer first
+            device_layer_backward_weight(k, shape_, flight.stash[i], flight.grads[n - 1 - i],
+                                         layers_.at(offsets[g_at] + static_cast<int>(i)).grads);
+          release(flight);
+        });
       }
     }
   }

@@ -97,6 +97,8 @@ class HwBackend : public core::Backend {
   double last_loss() const { return last_loss_; }
   /// Iterations completed (restored with a snapshot).
   std::int64_t iterations_done() const { return iteration_; }
+  /// Layers per virtual stage: pp x virtual_stages entries, chunk k of
+  /// stage s holding virtual stage k*pp + s (core/pipeline_schedule.hpp).
   const std::vector<int>& layers_per_stage() const { return layers_per_stage_; }
   const std::vector<int>& micro_batches_per_replica() const { return micro_batches_; }
   /// Collective: the newest snapshot version every rank can restore.
@@ -111,11 +113,12 @@ class HwBackend : public core::Backend {
     DeviceOptimizerState state;
   };
   struct Counters;
+  struct InFlight;
 
-  int stage_first_layer() const;
   LayerSlot new_slot(int layer) const;
   LayerSlot blank_slot() const;  // zeros, for weights that arrive from elsewhere
   DeviceStash take_stash();
+  DeviceOutputGrads take_grads();
   DeviceBuffer& loss_grad(std::size_t micro_batch);
   /// Global micro-batch `micro_batch`'s input (or target) in `activation_`'s
   /// shape: a resident copy, or made on the host and uploaded into `scratch`.
@@ -150,11 +153,14 @@ class HwBackend : public core::Backend {
   ShardStore store_;
   std::vector<int> layers_per_stage_;
   std::vector<int> micro_batches_;
-  std::map<int, LayerSlot> layers_;  // this stage's layers by global index
+  std::map<int, LayerSlot> layers_;  // this stage's layers (all its chunks) by global index
   std::optional<DeviceWorkspace> workspace_;
-  DeviceBuffer activation_, target_, dp_bucket_;  // tokens x hidden; the dp bucket
-  std::vector<DeviceStash> free_stash_;           // reused by later micro-batches
-  std::vector<DeviceBuffer> loss_grad_;           // per micro-batch, last stage
+  // tokens x hidden: a forward's activations, a backward's gradients, the
+  // loss target; the dp bucket
+  DeviceBuffer activation_, gradient_, target_, dp_bucket_;
+  std::vector<DeviceStash> free_stash_;                             // reused by later micro-batches
+  std::vector<DeviceOutputGrads> free_grads_;                       // likewise (ZB-H1's B to W)
+  std::vector<DeviceBuffer> loss_grad_;                             // per micro-batch, last stage
   std::map<int, DeviceBuffer> resident_inputs_, resident_targets_;  // by global micro-batch
   core::TimeNs compute_now_ns() const;
   /// Spins until `segment_ns` x (slowdown - 1) more compute-clock time has passed.

@@ -35,9 +35,11 @@ auto carried_sets(Slot& slot, OptimizerKind kind) {
   return sets;
 }
 
-int stage_of(const std::vector<int>& offsets, int layer) {
+// The pipeline stage that holds `layer` when virtual stage g has layers
+// offsets[g]..offsets[g+1]: stage g mod pp (chunk g / pp there).
+int stage_of(const std::vector<int>& offsets, int layer, int pp) {
   const auto it = std::upper_bound(offsets.begin(), offsets.end(), layer);
-  return static_cast<int>(it - offsets.begin()) - 1;
+  return (static_cast<int>(it - offsets.begin()) - 1) % pp;
 }
 
 }  // namespace
@@ -63,7 +65,8 @@ void HwBackend::apply(const core::Directive& directive) {
 }
 
 void HwBackend::repartition(const std::vector<int>& counts) {
-  core::check_split(counts, plan_.pp, model_.layers, 1, "repartition layers_per_stage");
+  core::check_split(counts, plan_.pp * plan_.virtual_stages, model_.layers, 1,
+                    "repartition layers_per_stage");
   const auto old_offsets = core::offsets_of(layers_per_stage_);
   const auto new_offsets = core::offsets_of(counts);
   const int stage = groups_.coord.pp;
@@ -72,7 +75,7 @@ void HwBackend::repartition(const std::vector<int>& counts) {
   // members with the same tp rank and replica: weights and optimizer state.
   std::vector<int> sent;
   for (int l = 0; l < model_.layers; ++l) {
-    const int from = stage_of(old_offsets, l), to = stage_of(new_offsets, l);
+    const int from = stage_of(old_offsets, l, plan_.pp), to = stage_of(new_offsets, l, plan_.pp);
     if (from == to || from != stage) continue;
     ByteWriter out;
     write_slot(out, layers_.at(l));
@@ -80,7 +83,7 @@ void HwBackend::repartition(const std::vector<int>& counts) {
     sent.push_back(l);
   }
   for (int l = 0; l < model_.layers; ++l) {
-    const int from = stage_of(old_offsets, l), to = stage_of(new_offsets, l);
+    const int from = stage_of(old_offsets, l, plan_.pp), to = stage_of(new_offsets, l, plan_.pp);
     if (from == to || to != stage) continue;
     const auto bytes = pp.recv_bytes(from, kLayerMoveTag + l);
     LayerSlot slot = blank_slot();
@@ -121,12 +124,14 @@ void HwBackend::read_slot(ByteReader& in, LayerSlot& slot) const {
   }
 }
 
-// Payload: iteration, tp, pp, dp, optimizer, layers per stage, micro-batches
+// Payload: iteration, tp, pp, dp, virtual stages, optimizer, layers per
+// virtual stage, micro-batches
 // per replica, then this rank's layers (index, weights, optimizer state).
 std::vector<std::byte> HwBackend::serialize() const {
   ByteWriter out;
   out.i64(iteration_);
-  out.ints({plan_.tp, plan_.pp, plan_.dp, static_cast<int>(options_.optimizer.kind)});
+  out.ints({plan_.tp, plan_.pp, plan_.dp, plan_.virtual_stages,
+            static_cast<int>(options_.optimizer.kind)});
   out.ints(layers_per_stage_);
   out.ints(micro_batches_);
   out.i64(static_cast<std::int64_t>(layers_.size()));
@@ -140,7 +145,7 @@ std::vector<std::byte> HwBackend::serialize() const {
 void HwBackend::deserialize(std::span<const std::byte> payload) {
   ByteReader in(payload);
   const std::int64_t iteration = in.i64();
-  const std::vector<int> expected{plan_.tp, plan_.pp, plan_.dp,
+  const std::vector<int> expected{plan_.tp, plan_.pp, plan_.dp, plan_.virtual_stages,
                                   static_cast<int>(options_.optimizer.kind)};
   if (in.ints() != expected)
     throw HwError("snapshot shard was written under another plan or optimizer than " +

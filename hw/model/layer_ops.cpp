@@ -39,32 +39,49 @@ LayerOps layer_forward_ops(const LayerShape& s) {
   return ops;
 }
 
-// Read off layer_backward: two GEMMs per weight (its gradient and the input
-// gradient) and four per head (dP, dV, dQ, dK).
-LayerOps layer_backward_ops(const LayerShape& s) {
+// Read off device_layer_backward_input: the input-gradient GEMM of each
+// weight and four per head (dP, dV, dQ, dK).
+LayerOps layer_backward_input_ops(const LayerShape& s) {
   const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
   const int seq = s.seq_len, d = s.head_dim(), heads = s.heads_local() * s.sequences;
   LayerOps ops;
   ops.gemms = {
-      {fl, h, t, true, false, 1},          // dW2 += act^T dy
       {t, fl, h, false, true, 1},          // dact = dy W2^T
-      {h, fl, t, true, false, 1},          // dW1 += x1^T du
       {t, h, fl, false, true, 1},          // dx1_mlp = du W1^T
-      {hl, h, t, true, false, 1},          // dWo += ctx^T dx1
       {t, hl, h, false, true, 1},          // dctx = dx1 Wo^T
       {seq, seq, d, false, true, heads},   // dP = dctx v^T
       {seq, d, seq, true, false, heads},   // dV = P^T dctx
       {seq, d, seq, false, false, heads},  // dQ = dS k
       {seq, d, seq, true, false, heads},   // dK = dS^T q
-      {h, 3 * hl, t, true, false, 1},      // dWqkv += x^T dqkv
       {t, h, 3 * hl, false, true, 1},      // dx_attn = dqkv Wqkv^T
   };
   ops.pointwise = {{PointwiseKind::GeluBackward, t, fl, 1},
                    {PointwiseKind::CausalSoftmaxBackward, seq, seq, heads}};
-  // dx1 = dy + dx1_mlp and dx1 + dx_attn: 2 x 3 passes over t x h.
-  ops.stream_bytes = 6.0 * t * h * sizeof(float);
+  // dy kept for W (2 passes), dx1 = dy + dx1_mlp and dx1 + dx_attn (2 x 3
+  // passes), all over t x h.
+  ops.stream_bytes = 8.0 * t * h * sizeof(float);
   ops.tp_all_reduces = s.tp > 1 ? 2 : 0;
   ops.tp_bytes_each = static_cast<double>(t) * h * sizeof(float);
+  return ops;
+}
+
+// Read off device_layer_backward_weight: each weight's gradient, added in.
+LayerOps layer_backward_weight_ops(const LayerShape& s) {
+  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+  LayerOps ops;
+  ops.gemms = {
+      {fl, h, t, true, false, 1},      // dW2 += act^T dy
+      {h, fl, t, true, false, 1},      // dW1 += x1^T du
+      {hl, h, t, true, false, 1},      // dWo += ctx^T dx1
+      {h, 3 * hl, t, true, false, 1},  // dWqkv += x^T dqkv
+  };
+  return ops;
+}
+
+LayerOps layer_backward_ops(const LayerShape& s) {
+  LayerOps ops = layer_backward_input_ops(s);
+  const LayerOps weight = layer_backward_weight_ops(s);
+  ops.gemms.insert(ops.gemms.end(), weight.gemms.begin(), weight.gemms.end());
   return ops;
 }
 

@@ -44,7 +44,11 @@ struct LayerOps {
 };
 
 LayerOps layer_forward_ops(const LayerShape& shape);
+/// The whole backward: the input-gradient pass, then the weight pass.
 LayerOps layer_backward_ops(const LayerShape& shape);
+/// ZB-H1's halves of it (device_layer_backward_input / _weight).
+LayerOps layer_backward_input_ops(const LayerShape& shape);
+LayerOps layer_backward_weight_ops(const LayerShape& shape);
 
 /// The distinct GEMM kernels of a layer's forward and backward (calibration's list).
 std::vector<GemmOp> distinct_gemms(const LayerShape& shape);

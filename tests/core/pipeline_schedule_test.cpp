@@ -92,3 +92,46 @@ TEST_CASE("ZB-H1 with fewer micro-batches than pending slots defers every W to t
         "F0 B0 F1 B1 W0 W1 ");
   CHECK_THROWS_AS(core::stage_schedule(core::Schedule::ZeroBubbleH1, 2, 0, 4, 2), core::InputError);
 }
+
+namespace {
+std::string render_steps(const std::vector<std::vector<PassOp>>& steps) {
+  std::string s;
+  for (const auto& step : steps) s += (s.empty() ? "" : "| ") + render(step);
+  return s;
+}
+}  // namespace
+
+TEST_CASE("steps: interleaving pairs a forward with a backward, other schedules do not") {
+  // 1F1B, ZB-H1, GPipe: one pass per step.
+  CHECK(render_steps(core::stage_steps(core::Schedule::OneFOneB, 4, 2, 3, 1)) ==
+        "F0 | F1 | B0 | F2 | B1 | B2 ");
+  CHECK(render_steps(core::stage_steps(core::Schedule::ZeroBubbleH1, 2, 1, 2, 1)) ==
+        "F0 | B0 | F1 | B1 | W0 | W1 ");
+  CHECK(render_steps(core::stage_steps(core::Schedule::GPipe, 2, 0, 2, 1)) == "F0 | F1 | B0 | B1 ");
+  // Interleaved (the case above): warm-up 4, then pairs, then the 4-pass drain.
+  CHECK(render_steps(core::stage_steps(core::Schedule::Interleaved1F1B, 2, 0, 4, 2)) ==
+        "F0 | F1 | F0c1 | F1c1 | F2 B0c1 | F3 B1c1 | F2c1 B0 | F3c1 B1 | B2c1 | B3c1 | B2 | B3 ");
+  CHECK(core::warmup_forwards(core::Schedule::Interleaved1F1B, 2, 0, 4, 2) == 4);
+  CHECK(core::warmup_forwards(core::Schedule::OneFOneB, 4, 1, 1, 1) == 1);  // capped by m
+}
+
+TEST_CASE("steps cover the schedule in order, for every schedule and stage") {
+  for (const auto schedule : {core::Schedule::GPipe, core::Schedule::OneFOneB,
+                              core::Schedule::Interleaved1F1B, core::Schedule::ZeroBubbleH1}) {
+    const int v = schedule == core::Schedule::Interleaved1F1B ? 3 : 1;
+    for (int stage = 0; stage < 4; ++stage) {
+      std::vector<PassOp> flat;
+      for (const auto& step : core::stage_steps(schedule, 4, stage, 8, v)) {
+        // At most one forward and one backward.
+        const auto count = [&](PassKind kind) {
+          return std::count_if(step.begin(), step.end(),
+                               [kind](const PassOp& op) { return op.kind == kind; });
+        };
+        CHECK(count(PassKind::Forward) <= 1);
+        CHECK(count(PassKind::Backward) <= 1);
+        flat.insert(flat.end(), step.begin(), step.end());
+      }
+      CHECK(flat == core::stage_schedule(schedule, 4, stage, 8, v));
+    }
+  }
+}

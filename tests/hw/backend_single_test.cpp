@@ -92,6 +92,14 @@ TEST_CASE("plans and directives the executor does not run are refused clearly") 
                        "not run it)",
                        core::InputError);
   plan.recompute = core::Recompute::None;
+  plan.schedule = core::Schedule::Interleaved1F1B;
+  plan.virtual_stages = 2;
+  CHECK_THROWS_WITH_AS(hw::HwBackend(test::tiny_model(), test::kTinySeq, 1, plan, opts, world),
+                       "plan.virtual_stages: interleaving needs pp > 1, found pp=1 "
+                       "virtual_stages=2 (the hw executor does not run it)",
+                       core::InputError);
+  plan.schedule = core::Schedule::OneFOneB;
+  plan.virtual_stages = 1;
   hw::HwBackend backend(test::tiny_model(), test::kTinySeq, 1, plan, opts, world);
   CHECK_THROWS_AS(backend.apply({core::ReplanDirective{plan}, "", 0}), std::invalid_argument);
   CHECK_THROWS_AS(backend.apply({core::RepartitionDirective{{3}}, "", 0}), core::InputError);

@@ -1,7 +1,8 @@
 // Run under mpirun (-np 1, 2 or 4): trains the tiny model under every
 // tp x pp x dp split of the job and checks each against the same model
-// trained on one rank in-process; then a live repartition, a rebalance and a
-// snapshot/restore, each against an undisturbed run. Prints one line per
+// trained on one rank in-process; then every pipeline schedule against
+// 1F1B, a live repartition, a rebalance and a snapshot/restore, each against
+// an undisturbed run. Prints one line per
 // check on rank 0; exit status 0 when all pass, 1 otherwise.
 #include <cmath>
 #include <cstdio>
@@ -101,6 +102,26 @@ int main() {
   }
 
   const auto kind = hw::OptimizerKind::Adam;
+  if (n >= 2) {
+    // Every pipeline schedule on 2 stages: each weight gradient sums its
+    // micro-batches in the same order under all of them (ZB-H1's W passes,
+    // interleaving's two chunks per stage), so losses equal 1F1B's exactly.
+    const auto base = test::tiny_plan(1, 2, n / 2);
+    hw::HwBackend reference(model, test::kTinySeq, 1, base, test::tiny_options(kind, "1f1b"),
+                            *world);
+    const auto expected = train(reference, base, 0, kIterations);
+    for (const auto schedule :
+         {core::Schedule::GPipe, core::Schedule::ZeroBubbleH1, core::Schedule::Interleaved1F1B}) {
+      auto plan = base;
+      plan.schedule = schedule;
+      plan.virtual_stages = schedule == core::Schedule::Interleaved1F1B ? 2 : 1;
+      hw::HwBackend backend(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "sched"),
+                            *world);
+      const auto losses = train(backend, plan, 0, kIterations);
+      check.expect(losses == expected,
+                   plan.label() + " losses " + show(losses) + " == 1f1b's " + show(expected));
+    }
+  }
   if (n >= 2) {
     // Live repartition: all layers but one move to the last stage after 2
     // iterations. Each layer computes the same thing wherever it lives, and

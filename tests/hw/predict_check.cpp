@@ -1,6 +1,7 @@
 // Run under mpirun -np 2: the calibrated prediction of the CPU executor's
-// iteration time against the measured one, for a data-parallel and a
-// pipeline plan of tests/hw/data/hw-cpu-2rank.yaml (argv[1]).
+// iteration time against the measured one, for a data-parallel plan and
+// pipeline plans (1F1B, ZB-H1, interleaved 1F1B with two chunks per stage)
+// of tests/hw/data/hw-cpu-2rank.yaml (argv[1]).
 //
 // The kernels are calibrated by hw::ExecutorKernelBench (every GEMM of the
 // executor's op list by shape and layout, GELU, softmax, data, loss, Adam;
@@ -141,9 +142,13 @@ int main(int argc, char** argv) {
   hw::MpiSession mpi;
   auto world = mpi.world();
   int failures = 0;
-  for (const std::string plan : {"plan.dp=2", "plan.pp=2"}) {
-    const std::string other = plan == "plan.dp=2" ? "plan.pp=1" : "plan.dp=1";
-    const core::Scenario scenario = core::load_scenario(argv[1], {plan, other});
+  const std::vector<std::vector<std::string>> plans{
+      {"plan.dp=2", "plan.pp=1"},
+      {"plan.pp=2", "plan.dp=1"},
+      {"plan.pp=2", "plan.dp=1", "plan.schedule=zb_h1"},
+      {"plan.pp=2", "plan.dp=1", "plan.schedule=interleaved_1f1b", "plan.virtual_stages=2"}};
+  for (const auto& overrides : plans) {
+    const core::Scenario scenario = core::load_scenario(argv[1], overrides);
     if (world->rank() == 0) std::printf("%s\n", scenario.plan.label().c_str());
     const Ratios r = run_plan(scenario, *world);
     if (static_cast<int>(r.measured_ms.size()) < kMinUsable) {

@@ -164,7 +164,13 @@ class RendezvousCommunicator : public hw::Communicator {
     if (!bytes.empty()) queue(Bytes(bytes.begin(), bytes.end()), peer, false);
   }
   void recv(std::span<float> data, int peer, int /*tag*/) override {
-    if (!data.empty()) receive(std::as_writable_bytes(data), peer, false);
+    if (!data.empty()) receive({{std::as_writable_bytes(data), peer}}, false);
+  }
+  void recv_group(std::span<const hw::RecvRequest> requests) override {
+    std::vector<Incoming> in;
+    for (const hw::RecvRequest& r : requests)
+      if (!r.data.empty()) in.push_back({std::as_writable_bytes(r.data), r.peer});
+    if (!in.empty()) receive(in, false);
   }
   void send_bytes(std::span<const std::byte> data, int peer, int /*tag*/) override {
     const auto length = static_cast<std::uint64_t>(data.size());
@@ -174,13 +180,13 @@ class RendezvousCommunicator : public hw::Communicator {
   }
   std::vector<std::byte> recv_bytes(int peer, int /*tag*/) override {
     std::uint64_t length = 0;
-    receive(std::as_writable_bytes(std::span<std::uint64_t>(&length, 1)), peer, true);
+    receive({{std::as_writable_bytes(std::span<std::uint64_t>(&length, 1)), peer}}, true);
     Bytes out(length);
-    if (length > 0) receive(out, peer, false);
+    if (length > 0) receive({{out, peer}}, false);
     return out;
   }
   void flush_sends() override {
-    group(deferred_.take(false), nullptr);
+    group(deferred_.take(false), {});
     wait_in_flight();
   }
 
@@ -208,31 +214,36 @@ class RendezvousCommunicator : public hw::Communicator {
   }
 
  private:
+  struct Incoming {
+    std::span<std::byte> into;
+    int peer = 0;
+  };
+
   void queue(Bytes payload, int peer, bool header) {
     const std::size_t id = deferred_.queue(peer, header);
     queued_.emplace(id, Queued{std::move(payload), peer});
-    if (mode_ == SendMode::Eager) group(deferred_.take(false), nullptr, /*wait=*/false);
+    if (mode_ == SendMode::Eager) group(deferred_.take(false), {}, /*wait=*/false);
   }
 
-  void receive(std::span<std::byte> into, int peer, bool header) {
+  void receive(const std::vector<Incoming>& in, bool header) {
     std::vector<std::size_t> ids;  // eager: the sends went out on their own
     if (mode_ == SendMode::Deferred) ids = deferred_.take(header);
     if (mode_ == SendMode::DeferredAll) ids = deferred_.take(false);
-    group(ids, &into, true, peer);
+    group(ids, in);
   }
 
-  // One group: these queued sends and, if given, a receive from `peer`.
+  // One group: these queued sends and these receives (none: a flush).
   // NCCL runs a communicator's groups in order: earlier ones finish first.
-  void group(const std::vector<std::size_t>& ids, std::span<std::byte>* recv, bool wait = true,
-             int peer = -1) {
+  void group(const std::vector<std::size_t>& ids, const std::vector<Incoming>& in,
+             bool wait = true) {
     wait_in_flight();
     std::vector<OpPtr> ops;
     for (const std::size_t id : ids) {
       const Queued& q = queued_.at(id);
       ops.push_back(fabric_->post_send(rank(), q.peer, q.payload.data(), q.payload.size()));
     }
-    if (recv != nullptr)
-      ops.push_back(fabric_->post_recv(peer, rank(), recv->data(), recv->size()));
+    for (const Incoming& r : in)
+      ops.push_back(fabric_->post_recv(r.peer, rank(), r.into.data(), r.into.size()));
     in_flight_ = ops;
     in_flight_ids_ = ids;
     if (wait) wait_in_flight();

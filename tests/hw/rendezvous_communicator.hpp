@@ -7,7 +7,8 @@
 // starts only when its previous ones have completed). Collectives and split
 // go through a thread group (hw/comm/thread_communicator.hpp).
 //
-// Deferred mode queues sends and issues them with the next receive or flush
+// Deferred mode queues sends and issues them with the next receive (or
+// group of receives, recv_group) or flush
 // in the order hw::DeferredSends gives, as the NCCL communicator does; eager
 // mode issues each send as a group of its own, as it did before;
 // deferred-all mode issues every queued send with any receive, headers and

@@ -6,53 +6,33 @@
 #include <doctest/doctest.h>
 
 #include <exception>
-#include <functional>
 #include <mutex>
 #include <thread>
 
+#include "core/pipeline_schedule.hpp"
 #include "hw/comm/deferred_sends.hpp"
 #include "hw/comm/thread_communicator.hpp"
 #include "hw/hw_error.hpp"
-#include "tests/hw/hw_test_model.hpp"
+#include "tests/hw/group_training.hpp"
 #include "tests/hw/rendezvous_communicator.hpp"
 
 using namespace parashift;
 
 namespace {
 
-using Group = std::vector<std::unique_ptr<hw::Communicator>>;
-// Runs before iteration i on every rank (directives), may be empty.
-using BeforeStep = std::function<void(hw::HwBackend&, int)>;
+using test::BeforeStep;
+using test::Group;
 
-// Rank 0's losses over `iterations` of `plan`, every rank a thread on its
-// communicator of `group`; the first rank's exception, if any, is rethrown.
+// Rank 0's losses over `iterations` of `plan` on `group`.
 std::vector<double> train(Group& group, const core::ParallelPlan& plan, int iterations,
                           const std::string& job, const BeforeStep& before = {},
                           int ranks_per_node = 0) {
-  std::vector<double> losses;
-  std::exception_ptr failure;
-  std::mutex mutex;
-  std::vector<std::thread> threads;
-  for (std::size_t r = 0; r < group.size(); ++r)
-    threads.emplace_back([&, r] {
-      try {
-        auto options = test::tiny_options(hw::OptimizerKind::Adam, job);
-        options.ranks_per_node = ranks_per_node;
-        hw::HwBackend backend(test::tiny_model(), test::kTinySeq, 3, plan, options, *group[r]);
-        for (int i = 0; i < iterations; ++i) {
-          if (before) before(backend, i);
-          backend.step(plan);
-          if (r == 0) losses.push_back(backend.last_loss());
-        }
-        backend.remove_snapshots();
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
-  return losses;
+  test::GroupRun run;
+  run.iterations = iterations;
+  run.job = job;
+  run.before = before;
+  run.ranks_per_node = ranks_per_node;
+  return test::train_group(group, plan, run);
 }
 
 Group deferred(int size) {
@@ -82,16 +62,24 @@ TEST_CASE("deferred sends: a header receive takes each peer's sends up to its ne
 TEST_CASE("rendezvous model: the executor's pipelines complete with deferred sends") {
   // 1F1B with 4 micro-batches on 2 and 4 stages (every stage both sends and
   // receives while others wait), tensor-parallel stages, data-parallel
-  // replicas with GPipe: the same losses as the eager thread group.
+  // replicas with GPipe, ZB-H1, and interleaved 1F1B (two chunks per stage:
+  // activations and gradients both ways between each pair of stages, which
+  // NCCL matches by order alone): the same losses as the eager thread group,
+  // whose messages are matched by tag.
   struct Case {
     int tp, pp, dp;
     core::Schedule schedule;
+    int virtual_stages = 1;
   };
   for (const Case c :
        {Case{1, 2, 1, core::Schedule::OneFOneB}, Case{1, 4, 1, core::Schedule::OneFOneB},
-        Case{2, 2, 1, core::Schedule::OneFOneB}, Case{1, 2, 2, core::Schedule::GPipe}}) {
+        Case{2, 2, 1, core::Schedule::OneFOneB}, Case{1, 2, 2, core::Schedule::GPipe},
+        Case{1, 2, 1, core::Schedule::ZeroBubbleH1}, Case{1, 4, 1, core::Schedule::ZeroBubbleH1},
+        Case{1, 2, 1, core::Schedule::Interleaved1F1B, 2},
+        Case{2, 2, 1, core::Schedule::Interleaved1F1B, 2}}) {
     auto plan = test::tiny_plan(c.tp, c.pp, c.dp);
     plan.schedule = c.schedule;
+    plan.virtual_stages = c.virtual_stages;
     CAPTURE(plan.label());
     Group reference = hw::make_thread_group(plan.gpus());
     Group model = deferred(plan.gpus());
@@ -122,15 +110,97 @@ TEST_CASE("rendezvous model: layer moves and the snapshot ring complete with def
   CHECK(got == expected);
 }
 
-TEST_CASE("rendezvous model: each send issued on its own deadlocks 1F1B") {
-  // Stage 0 sends F0, F1 and then receives B0; stage 1 receives F0, sends B0
-  // and then receives F1. With a communicator's operations in order, stage
-  // 0's F1 waits for stage 1's receive of F1, queued behind its send of B0,
-  // which waits for stage 0's receive of B0, queued behind F1: a cycle.
-  const auto plan = test::tiny_plan(1, 2, 1);
+TEST_CASE("rendezvous model: each send issued on its own deadlocks interleaved 1F1B") {
+  // pp 2 x 2 chunks. Stage 0 warms up with F0 F1 (chunk 0) and sends both;
+  // stage 1 receives F0, sends its output (stage 0's chunk-1 input), then
+  // receives F1. With a communicator's operations in order, stage 0's send
+  // of F1 waits for stage 1's receive of F1, queued behind stage 1's send,
+  // which waits for stage 0's receive of it, queued behind F1: a cycle.
+  auto plan = test::tiny_plan(1, 2, 1);
+  plan.schedule = core::Schedule::Interleaved1F1B;
+  plan.virtual_stages = 2;
   Group model = test::make_rendezvous_group(2, test::SendMode::Eager, std::chrono::seconds(1));
   CHECK_THROWS_WITH_AS(train(model, plan, 1, "rdv-eager"), doctest::Contains("deadlock"),
                        hw::HwError);
+}
+
+namespace {
+
+// Only the pipeline's messages of a pp-stage job with v chunks and m
+// micro-batches (one float each), every stage a thread on `group`: a pass's
+// input is received before it, its output queued after it, as the executor
+// does; by_steps takes each core::stage_steps step's inputs together,
+// otherwise each pass's alone. Throws the first rank's HwError.
+void exchange(Group& group, core::Schedule schedule, int pp, int v, int m, bool by_steps) {
+  std::exception_ptr failure;
+  std::mutex mutex;
+  std::vector<std::thread> threads;
+  for (int s = 0; s < pp; ++s)
+    threads.emplace_back([&, s] {
+      try {
+        hw::Communicator& comm = *group[static_cast<std::size_t>(s)];
+        const int last = pp * v - 1, next = (s + 1) % pp, prev = (s + pp - 1) % pp;
+        auto steps = core::stage_steps(schedule, pp, s, m, v);
+        if (!by_steps) {
+          std::vector<std::vector<core::PassOp>> passes;
+          for (const auto& step : steps)
+            for (const auto& op : step) passes.push_back({op});
+          steps = passes;
+        }
+        float forward_in = 0, backward_in = 0, out = 1;
+        for (const auto& step : steps) {
+          std::vector<hw::RecvRequest> inputs;
+          for (const auto& op : step) {
+            const int g = core::virtual_stage(pp, s, op.chunk);
+            if (op.kind == core::PassKind::Forward && g > 0)
+              inputs.push_back({{&forward_in, 1}, prev, 2 * g});
+            if (op.kind == core::PassKind::Backward && g < last)
+              inputs.push_back({{&backward_in, 1}, next, 2 * g + 1});
+          }
+          comm.recv_group(inputs);
+          for (const auto& op : step) {
+            const int g = core::virtual_stage(pp, s, op.chunk);
+            if (op.kind == core::PassKind::Forward && g < last)
+              comm.send({&out, 1}, next, 2 * g + 2);
+            if (op.kind == core::PassKind::Backward && g > 0) comm.send({&out, 1}, prev, 2 * g - 1);
+          }
+        }
+        comm.flush_sends();
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+TEST_CASE("rendezvous model: interleaving needs a step's inputs received together") {
+  // Interleaved pp 2 x 2 chunks, 4 micro-batches, pass by pass: stage 0 at
+  // B1 (chunk 1) has queued its sends of B0 (chunk 1) and F3 (chunk 0) and
+  // waits with them; stage 1 at B0 (chunk 0) has queued F2's output and
+  // waits with it. Stage 1 receives F3 only after its group, whose send
+  // stage 0 receives only after its own: a cycle. Steps (Megatron's pairing
+  // of a forward with a backward) give both stages matching groups.
+  Group passes = test::make_rendezvous_group(2, test::SendMode::Deferred, std::chrono::seconds(1));
+  CHECK_THROWS_WITH_AS(exchange(passes, core::Schedule::Interleaved1F1B, 2, 2, 4, false),
+                       doctest::Contains("deadlock"), hw::HwError);
+  // By steps, every schedule completes, on 2 to 4 stages, 1 to 3 chunks.
+  for (int pp = 2; pp <= 4; ++pp)
+    for (int v = 1; v <= 3; ++v)
+      for (const auto schedule :
+           {core::Schedule::Interleaved1F1B, core::Schedule::ZeroBubbleH1, core::Schedule::GPipe}) {
+        if (v > 1 && schedule != core::Schedule::Interleaved1F1B) continue;
+        for (const int m : {pp, 2 * pp + (v == 1 ? 1 : 0)}) {
+          CAPTURE(pp);
+          CAPTURE(v);
+          CAPTURE(m);
+          Group steps = deferred(pp);
+          CHECK_NOTHROW(exchange(steps, schedule, pp, v, m, true));
+        }
+      }
 }
 
 TEST_CASE("rendezvous model: without the header rule the snapshot ring deadlocks") {

@@ -15,7 +15,9 @@ namespace parashift::tools {
 
 double rank_model_flops(const core::Scenario& scenario) {
   const hw::ExecutorJob job = hw::executor_job(scenario);
-  const int layers = core::even_split(scenario.model.layers, scenario.plan.pp)[0];
+  const core::ParallelPlan& plan = scenario.plan;
+  const int layers = core::layers_on_stage(
+      core::even_split(scenario.model.layers, plan.pp * plan.virtual_stages), plan.pp, 0);
   return 3.0 * hw::layer_forward_flops(hw::executor_layer_shape(job)) * layers *
          scenario.plan.micro_batches();
 }

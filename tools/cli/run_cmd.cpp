@@ -17,6 +17,7 @@
 
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
+#include "core/work_split.hpp"
 #include "hw/calib/predict.hpp"
 #include "hw/exec/training_run.hpp"
 #include "sim/iteration.hpp"
@@ -194,7 +195,14 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   config.snapshot_every = opts.snapshot_every;
   config.restore = opts.restore;
   config.keep_snapshots = opts.keep_snapshots;
-  for (const auto& r : opts.repartitions) config.repartitions.push_back(parse_repartition(r));
+  // Checked against the plan before any rank starts: one entry per virtual
+  // stage (pp x virtual_stages), at least one layer each, all the layers.
+  const core::ParallelPlan& plan = scenario.plan;
+  for (const auto& text : opts.repartitions) {
+    config.repartitions.push_back(parse_repartition(text));
+    core::check_split(config.repartitions.back().layers_per_stage, plan.pp * plan.virtual_stages,
+                      scenario.model.layers, 1, "--repartition " + text);
+  }
   if (!opts.inject_kill.empty()) config.kill = parse_kill(opts.inject_kill);
 
   hw::MpiSession mpi;

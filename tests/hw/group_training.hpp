@@ -1,0 +1,36 @@
+// Trains the tiny model with every rank of a job a thread on its own
+// communicator of an in-process group (thread group, rendezvous model).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/comm/communicator.hpp"
+#include "hw/exec/hw_backend.hpp"
+#include "tests/hw/hw_test_model.hpp"
+
+namespace parashift::test {
+
+using Group = std::vector<std::unique_ptr<hw::Communicator>>;
+/// Runs before iteration i on every rank (directives); may be empty.
+using BeforeStep = std::function<void(hw::HwBackend&, int)>;
+
+struct GroupRun {
+  core::ModelSpec model = tiny_model();
+  int iterations = 3;
+  std::string job;         // snapshot directory name (made unique per process)
+  BeforeStep before;       // optional
+  int ranks_per_node = 0;  // 0: the whole job is one node
+  hw::OptimizerKind optimizer = hw::OptimizerKind::Adam;
+  std::vector<core::StepReport>* reports = nullptr;  // when set: rank 0's step reports
+  std::vector<int>* final_layers = nullptr;          // when set: rank 0's split at the end
+};
+
+/// Rank 0's losses over `run.iterations` of `plan` on `group` (size
+/// plan.gpus()); the first rank's exception, if any, is rethrown after
+/// every thread has ended.
+std::vector<double> train_group(Group& group, const core::ParallelPlan& plan, const GroupRun& run);
+
+}  // namespace parashift::test
