@@ -128,13 +128,18 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   const PassTime bwd = pass_time(layer_backward_ops(shape), shape, p);
   // ZB-H1 runs the backward as two passes, B (input gradients) and W (weights).
   const bool split_backward = plan.schedule == core::Schedule::ZeroBubbleH1;
+  // Recompute runs first in the input-gradient pass (B, or the whole backward).
+  const LayerOps rops = layer_recompute_ops(shape, plan.recompute);
+  const double recompute_s = pass_time(rops, shape, p).total();
   const double b_s =
-      split_backward ? pass_time(layer_backward_input_ops(shape), shape, p).total() : bwd.total();
+      recompute_s +
+      (split_backward ? pass_time(layer_backward_input_ops(shape), shape, p).total() : bwd.total());
   const double w_s =
       split_backward ? pass_time(layer_backward_weight_ops(shape), shape, p).total() : 0.0;
   const LayerOps fops = layer_forward_ops(shape), bops = layer_backward_ops(shape);
   const double tp_fwd_s = fops.tp_all_reduces * all_reduce_s(p, fops.tp_bytes_each, plan.tp, "tp");
-  const double tp_bwd_s = bops.tp_all_reduces * all_reduce_s(p, bops.tp_bytes_each, plan.tp, "tp");
+  const double tp_bwd_s = (bops.tp_all_reduces + rops.tp_all_reduces) *
+                          all_reduce_s(p, bops.tp_bytes_each, plan.tp, "tp");
   const double activation_bytes = static_cast<double>(shape.tokens()) * shape.hidden * 4.0;
   const double wall = 1.0 / p.cpu_share;  // CPU time on a core -> wall time
   const double elements = static_cast<double>(shape.tokens()) * shape.hidden;
@@ -237,9 +242,13 @@ core::WorkProfile executor_work_profile(const ExecutorJob& job, const Calibratio
   w.layer.backward_ns = to_ns(bwd.total());
   w.layer.backward_input_ns = to_ns(pass_time(layer_backward_input_ops(shape), shape, p).total());
   for (const GemmOp& g : fops.gemms) w.layer.forward_flops += g.flops();
+  const LayerOps rops = layer_recompute_ops(shape, job.plan->recompute);
+  w.layer.recompute_ns = to_ns(pass_time(rops, shape, p).total());
   const int tp_calls = job.plan->tp > 1 ? fops.tp_all_reduces : 0;
+  const int tp_recompute_calls = job.plan->tp > 1 ? rops.tp_all_reduces : 0;
   w.layer.tp_forward = {core::CollectiveKind::AllReduce, fops.tp_bytes_each, tp_calls};
-  w.layer.tp_backward = {core::CollectiveKind::AllReduce, bops.tp_bytes_each, tp_calls};
+  w.layer.tp_backward = {core::CollectiveKind::AllReduce, bops.tp_bytes_each,
+                         tp_calls + tp_recompute_calls};
   w.layer.gemm_forward_ns = to_ns(fwd.gemm_s);
   w.layer.attention_forward_ns = to_ns(fwd.attention_s);
   w.layer.attention_backward_ns = to_ns(bwd.attention_s);

@@ -125,14 +125,16 @@ LayerTensors download_layer(DeviceKernels& k, const DeviceLayerTensors& d, const
   return host;
 }
 
-DeviceStash::DeviceStash(DeviceKernels& k, const LayerShape& s)
-    : x(k, count(s.tokens(), s.hidden)),
-      qkv(k, count(s.tokens(), 3 * s.hidden_local())),
-      probs(k, score_elements(s)),
-      ctx(k, count(s.tokens(), s.hidden_local())),
-      x1(k, count(s.tokens(), s.hidden)),
-      u(k, count(s.tokens(), s.ffn_local())),
-      act(k, count(s.tokens(), s.ffn_local())) {}
+DeviceStash::DeviceStash(DeviceKernels& k, const LayerShape& s, core::Recompute mode)
+    : recompute(mode), x(k, count(s.tokens(), s.hidden)) {
+  if (mode == core::Recompute::Full) return;  // the layer input only
+  qkv = DeviceBuffer(k, count(s.tokens(), 3 * s.hidden_local()));
+  if (mode == core::Recompute::None) probs = DeviceBuffer(k, score_elements(s));
+  ctx = DeviceBuffer(k, count(s.tokens(), s.hidden_local()));
+  x1 = DeviceBuffer(k, count(s.tokens(), s.hidden));
+  u = DeviceBuffer(k, count(s.tokens(), s.ffn_local()));
+  act = DeviceBuffer(k, count(s.tokens(), s.ffn_local()));
+}
 
 std::size_t DeviceStash::bytes() const {
   std::size_t n = 0;
@@ -150,105 +152,145 @@ std::size_t DeviceOutputGrads::bytes() const {
   return (dy.size() + du.size() + dx1.size() + dqkv.size()) * sizeof(float);
 }
 
-DeviceWorkspace::DeviceWorkspace(DeviceKernels& k, const LayerShape& s)
+DeviceWorkspace::DeviceWorkspace(DeviceKernels& k, const LayerShape& s, core::Recompute recompute)
     : a(k, count(s.tokens(), s.hidden)),
       b(k, count(s.tokens(), s.hidden)),
       dact(k, count(s.tokens(), s.ffn_local())),
       dctx(k, count(s.tokens(), s.hidden_local())),
       dprobs(k, score_elements(s)),
-      grads(k, s) {}
+      grads(k, s) {
+  if (recompute == core::Recompute::None) return;
+  scratch.emplace(k, s);
+  recompute_out = DeviceBuffer(k, count(s.tokens(), s.hidden));
+}
+
+namespace {
+
+// A layer's stashed tensors wherever they are: the stash's, or the
+// workspace's scratch for those it does not keep.
+struct Tensors {
+  float *x, *qkv, *probs, *ctx, *x1, *u, *act;
+};
+
+Tensors resolve(DeviceStash& st, DeviceWorkspace& ws) {
+  auto pick = [&ws](DeviceBuffer& kept, DeviceBuffer DeviceStash::*member) {
+    return kept.size() > 0 ? kept.data() : ((*ws.scratch).*member).data();
+  };
+  return {pick(st.x, &DeviceStash::x),         pick(st.qkv, &DeviceStash::qkv),
+          pick(st.probs, &DeviceStash::probs), pick(st.ctx, &DeviceStash::ctx),
+          pick(st.x1, &DeviceStash::x1),       pick(st.u, &DeviceStash::u),
+          pick(st.act, &DeviceStash::act)};
+}
+
+// P_h = softmax((Q_h K_h^T) x scale) for every head: the attention core's
+// part that selective recompute drops and redoes.
+void attention_probs(DeviceKernels& k, const LayerShape& s, const Tensors& t) {
+  const int seq = s.seq_len, d = s.head_dim(), hl = s.hidden_local(), w3 = 3 * hl;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  for (int b = 0; b < s.sequences; ++b) {
+    const HeadBatch hb{s, b};
+    hb.gemm(k, seq, seq, d, t.qkv, hb.columns(w3, 0), t.qkv, hb.columns(w3, hl, true), t.probs,
+            hb.scores(), scale);
+  }
+  k.causal_softmax(t.probs, s.sequences * s.heads_local(), seq);
+}
+
+void forward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s, const float* x,
+             float* out, const Tensors& t, DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce) {
+  const int tk = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+  const int seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
+  if (x != t.x) k.copy(x, t.x, count(tk, h));  // a recomputation starts from the stash's x
+  k.gemm(plain(tk, w3, h, t.x, h, false, w.wqkv.data(), w3, false, t.qkv, w3));
+  attention_probs(k, s, t);
+  for (int b = 0; b < s.sequences; ++b) {
+    const HeadBatch hb{s, b};
+    // Context: C_h = P_h V_h.
+    hb.gemm(k, seq, d, seq, t.probs, hb.scores(), t.qkv, hb.columns(w3, 2 * hl), t.ctx,
+            hb.columns(hl, 0));
+  }
+  k.gemm(plain(tk, h, hl, t.ctx, hl, false, w.wo.data(), h, false, ws.a.data(), h));
+  tp_reduce(ws.a.data(), count(tk, h));
+  k.add(t.x, ws.a.data(), t.x1, count(tk, h));
+  k.gemm(plain(tk, fl, h, t.x1, h, false, w.w1.data(), fl, false, t.u, fl));
+  k.gelu(t.u, t.act, count(tk, fl));
+  k.gemm(plain(tk, h, fl, t.act, fl, false, w.w2.data(), h, false, ws.b.data(), h));
+  tp_reduce(ws.b.data(), count(tk, h));
+  k.add(t.x1, ws.b.data(), out, count(tk, h));
+}
+
+}  // namespace
 
 void device_layer_forward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
                           const float* x, float* out, DeviceStash& st, DeviceWorkspace& ws,
                           const DeviceTpReduce& tp_reduce) {
-  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
-  const int seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  k.copy(x, st.x.data(), count(t, h));
-  k.gemm(plain(t, w3, h, st.x.data(), h, false, w.wqkv.data(), w3, false, st.qkv.data(), w3));
-  for (int b = 0; b < s.sequences; ++b) {
-    const HeadBatch hb{s, b};
-    const float* qkv = st.qkv.data();
-    // Scores: P_h = (Q_h K_h^T) x scale.
-    hb.gemm(k, seq, seq, d, qkv, hb.columns(w3, 0), qkv, hb.columns(w3, hl, true), st.probs.data(),
-            hb.scores(), scale);
-  }
-  k.causal_softmax(st.probs.data(), s.sequences * s.heads_local(), seq);
-  for (int b = 0; b < s.sequences; ++b) {
-    const HeadBatch hb{s, b};
-    // Context: C_h = P_h V_h.
-    hb.gemm(k, seq, d, seq, st.probs.data(), hb.scores(), st.qkv.data(), hb.columns(w3, 2 * hl),
-            st.ctx.data(), hb.columns(hl, 0));
-  }
-  k.gemm(plain(t, h, hl, st.ctx.data(), hl, false, w.wo.data(), h, false, ws.a.data(), h));
-  tp_reduce(ws.a.data(), count(t, h));
-  k.add(st.x.data(), ws.a.data(), st.x1.data(), count(t, h));
-  k.gemm(plain(t, fl, h, st.x1.data(), h, false, w.w1.data(), fl, false, st.u.data(), fl));
-  k.gelu(st.u.data(), st.act.data(), count(t, fl));
-  k.gemm(plain(t, h, fl, st.act.data(), fl, false, w.w2.data(), h, false, ws.b.data(), h));
-  tp_reduce(ws.b.data(), count(t, h));
-  k.add(st.x1.data(), ws.b.data(), out, count(t, h));
+  forward(k, w, s, x, out, resolve(st, ws), ws, tp_reduce);
 }
 
 void device_layer_backward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
-                           const DeviceStash& st, const float* dy, float* dx, DeviceLayerTensors& g,
+                           DeviceStash& st, const float* dy, float* dx, DeviceLayerTensors& g,
                            DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce) {
   device_layer_backward_input(k, w, s, st, dy, dx, ws.grads, ws, tp_reduce);
-  device_layer_backward_weight(k, s, st, ws.grads, g);
+  device_layer_backward_weight(k, s, st, ws.grads, g, ws);
 }
 
 void device_layer_backward_input(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
-                                 const DeviceStash& st, const float* dy, float* dx,
-                                 DeviceOutputGrads& og, DeviceWorkspace& ws,
-                                 const DeviceTpReduce& tp_reduce) {
-  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+                                 DeviceStash& st, const float* dy, float* dx, DeviceOutputGrads& og,
+                                 DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce) {
+  const int tk = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
   const int seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const Tensors t = resolve(st, ws);
+  // What the stash did not keep, recomputed as forward made it (same bits).
+  if (st.recompute == core::Recompute::Full)
+    forward(k, w, s, t.x, ws.recompute_out.data(), t, ws, tp_reduce);
+  if (st.recompute == core::Recompute::Selective) attention_probs(k, s, t);
   float* dx1 = og.dx1.data();
   float* dx_attn = ws.b.data();
   // dy is kept for W2's gradient (dx, written last, may be dy's buffer).
-  k.copy(dy, og.dy.data(), count(t, h));
+  k.copy(dy, og.dy.data(), count(tk, h));
   // MLP: out = x1 + gelu(x1 W1) W2.
-  k.gemm(plain(t, fl, h, dy, h, false, w.w2.data(), h, true, ws.dact.data(), fl));
-  k.gelu_backward(ws.dact.data(), st.u.data(), og.du.data(), count(t, fl));
-  k.gemm(plain(t, h, fl, og.du.data(), fl, false, w.w1.data(), fl, true, dx1, h));
-  tp_reduce(dx1, count(t, h));
-  k.add(dy, dx1, dx1, count(t, h));
+  k.gemm(plain(tk, fl, h, dy, h, false, w.w2.data(), h, true, ws.dact.data(), fl));
+  k.gelu_backward(ws.dact.data(), t.u, og.du.data(), count(tk, fl));
+  k.gemm(plain(tk, h, fl, og.du.data(), fl, false, w.w1.data(), fl, true, dx1, h));
+  tp_reduce(dx1, count(tk, h));
+  k.add(dy, dx1, dx1, count(tk, h));
   // Attention: x1 = x + ctx Wo.
-  k.gemm(plain(t, hl, h, dx1, h, false, w.wo.data(), h, true, ws.dctx.data(), hl));
+  k.gemm(plain(tk, hl, h, dx1, h, false, w.wo.data(), h, true, ws.dctx.data(), hl));
   float* dqkv = og.dqkv.data();
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
     // dP_h = dC_h V_h^T; dV_h = P_h^T dC_h.
-    hb.gemm(k, seq, seq, d, ws.dctx.data(), hb.columns(hl, 0), st.qkv.data(),
-            hb.columns(w3, 2 * hl, true), ws.dprobs.data(), hb.scores());
-    hb.gemm(k, seq, d, seq, st.probs.data(), hb.scores(true), ws.dctx.data(), hb.columns(hl, 0),
-            dqkv, hb.columns(w3, 2 * hl));
+    hb.gemm(k, seq, seq, d, ws.dctx.data(), hb.columns(hl, 0), t.qkv, hb.columns(w3, 2 * hl, true),
+            ws.dprobs.data(), hb.scores());
+    hb.gemm(k, seq, d, seq, t.probs, hb.scores(true), ws.dctx.data(), hb.columns(hl, 0), dqkv,
+            hb.columns(w3, 2 * hl));
   }
   // dS = softmax'(P, dP) x scale, in place over dP.
-  k.causal_softmax_backward(st.probs.data(), ws.dprobs.data(), ws.dprobs.data(),
+  k.causal_softmax_backward(t.probs, ws.dprobs.data(), ws.dprobs.data(),
                             s.sequences * s.heads_local(), seq, scale);
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
     // dQ_h = dS_h K_h, dK_h = dS_h^T Q_h.
-    hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(), st.qkv.data(), hb.columns(w3, hl), dqkv,
+    hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(), t.qkv, hb.columns(w3, hl), dqkv,
             hb.columns(w3, 0));
-    hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(true), st.qkv.data(), hb.columns(w3, 0),
-            dqkv, hb.columns(w3, hl));
+    hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(true), t.qkv, hb.columns(w3, 0), dqkv,
+            hb.columns(w3, hl));
   }
-  k.gemm(plain(t, h, w3, dqkv, w3, false, w.wqkv.data(), w3, true, dx_attn, h));
-  tp_reduce(dx_attn, count(t, h));
-  k.add(dx1, dx_attn, dx, count(t, h));
+  k.gemm(plain(tk, h, w3, dqkv, w3, false, w.wqkv.data(), w3, true, dx_attn, h));
+  tp_reduce(dx_attn, count(tk, h));
+  k.add(dx1, dx_attn, dx, count(tk, h));
 }
 
-void device_layer_backward_weight(DeviceKernels& k, const LayerShape& s, const DeviceStash& st,
-                                  const DeviceOutputGrads& og, DeviceLayerTensors& g) {
-  const int t = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
+void device_layer_backward_weight(DeviceKernels& k, const LayerShape& s, DeviceStash& st,
+                                  const DeviceOutputGrads& og, DeviceLayerTensors& g,
+                                  DeviceWorkspace& ws) {
+  const int tk = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
   const int w3 = 3 * hl;
-  k.gemm(plain(fl, h, t, st.act.data(), fl, true, og.dy.data(), h, false, g.w2.data(), h, 1.0f));
-  k.gemm(plain(h, fl, t, st.x1.data(), h, true, og.du.data(), fl, false, g.w1.data(), fl, 1.0f));
-  k.gemm(plain(hl, h, t, st.ctx.data(), hl, true, og.dx1.data(), h, false, g.wo.data(), h, 1.0f));
-  k.gemm(plain(h, w3, t, st.x.data(), h, true, og.dqkv.data(), w3, false, g.wqkv.data(), w3, 1.0f));
+  const Tensors t = resolve(st, ws);
+  k.gemm(plain(fl, h, tk, t.act, fl, true, og.dy.data(), h, false, g.w2.data(), h, 1.0f));
+  k.gemm(plain(h, fl, tk, t.x1, h, true, og.du.data(), fl, false, g.w1.data(), fl, 1.0f));
+  k.gemm(plain(hl, h, tk, t.ctx, hl, true, og.dx1.data(), h, false, g.wo.data(), h, 1.0f));
+  k.gemm(plain(h, w3, tk, t.x, h, true, og.dqkv.data(), w3, false, g.wqkv.data(), w3, 1.0f));
 }
 
 DeviceOptimizerState zero_device_state(DeviceKernels& k, const OptimizerConfig& config,

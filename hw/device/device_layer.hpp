@@ -10,7 +10,9 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 
+#include "core/parallel_plan.hpp"
 #include "hw/device/device_kernels.hpp"
 #include "hw/model/layer.hpp"
 #include "hw/model/optimizer.hpp"
@@ -34,10 +36,18 @@ LayerTensors download_layer(DeviceKernels& kernels, const DeviceLayerTensors& de
                             const LayerShape& shape);
 
 /// What forward keeps for backward (LayerStash on the device); sized once
-/// for `shape` and reused by every micro-batch that passes through.
+/// for `shape` and reused by every micro-batch that passes through. Under
+/// activation recompute it keeps less, and backward recomputes the rest
+/// into the workspace first: selective keeps all but the attention
+/// probabilities (the seq x seq blocks per head; backward recomputes the
+/// scores and softmax from qkv, Megatron's attention-core recompute); full
+/// keeps the layer input only (backward reruns the layer's forward, its
+/// tensor-parallel all-reduces included).
 struct DeviceStash {
-  DeviceStash(DeviceKernels& kernels, const LayerShape& shape);
-  DeviceBuffer x, qkv, probs, ctx, x1, u, act;
+  DeviceStash(DeviceKernels& kernels, const LayerShape& shape,
+              core::Recompute recompute = core::Recompute::None);
+  core::Recompute recompute = core::Recompute::None;
+  DeviceBuffer x, qkv, probs, ctx, x1, u, act;  // empty where recomputed
   std::size_t bytes() const;
 };
 
@@ -56,12 +66,19 @@ struct DeviceOutputGrads {
 /// Scratch for one layer's forward and backward of `shape`, shared by all
 /// the layers of a rank (they run one after another on the device).
 struct DeviceWorkspace {
-  DeviceWorkspace(DeviceKernels& kernels, const LayerShape& shape);
+  /// `recompute`: the mode of the stashes it serves (scratch for the rest).
+  DeviceWorkspace(DeviceKernels& kernels, const LayerShape& shape,
+                  core::Recompute recompute = core::Recompute::None);
   DeviceBuffer a, b;        // tokens x hidden: attention / MLP outputs, then dx_attn
   DeviceBuffer dact;        // tokens x ffn_local
   DeviceBuffer dctx;        // tokens x hidden_local
   DeviceBuffer dprobs;      // like the stash's probs
   DeviceOutputGrads grads;  // the fused backward's output gradients
+  /// Under recompute: where the tensors a stash does not keep live from
+  /// their forward (or recomputation) to their use, and the recomputed
+  /// forward's output (unused). Empty otherwise.
+  std::optional<DeviceStash> scratch;
+  DeviceBuffer recompute_out;
 };
 
 /// In-place sum over the tensor-parallel group of `elements` device floats.
@@ -75,20 +92,23 @@ void device_layer_forward(DeviceKernels& kernels, const DeviceLayerTensors& w,
 /// dx = d loss / d x from dy (both tokens x hidden, may be the same buffer);
 /// adds the weight gradients into `grads`. The two passes below, in a row.
 void device_layer_backward(DeviceKernels& kernels, const DeviceLayerTensors& w,
-                           const LayerShape& shape, const DeviceStash& stash, const float* dy,
-                           float* dx, DeviceLayerTensors& grads, DeviceWorkspace& ws,
+                           const LayerShape& shape, DeviceStash& stash, const float* dy, float* dx,
+                           DeviceLayerTensors& grads, DeviceWorkspace& ws,
                            const DeviceTpReduce& tp_reduce);
-/// The input-gradient pass (ZB-H1's B): dx from dy, the tp all-reduces, and
-/// the weight GEMMs' output gradients into `out` (no weight gradient yet).
+/// The input-gradient pass (ZB-H1's B): what the stash did not keep
+/// recomputed into ws.scratch, dx from dy, the tp all-reduces, and the
+/// weight GEMMs' output gradients into `out` (no weight gradient yet).
 void device_layer_backward_input(DeviceKernels& kernels, const DeviceLayerTensors& w,
-                                 const LayerShape& shape, const DeviceStash& stash, const float* dy,
+                                 const LayerShape& shape, DeviceStash& stash, const float* dy,
                                  float* dx, DeviceOutputGrads& out, DeviceWorkspace& ws,
                                  const DeviceTpReduce& tp_reduce);
 /// The weight-gradient pass (ZB-H1's W): adds the four weight gradients of
 /// one micro-batch into `grads`, from its stash and its output gradients.
+/// Under full recompute its inputs are in ws.scratch, so it must follow its
+/// input-gradient pass directly.
 void device_layer_backward_weight(DeviceKernels& kernels, const LayerShape& shape,
-                                  const DeviceStash& stash, const DeviceOutputGrads& out,
-                                  DeviceLayerTensors& grads);
+                                  DeviceStash& stash, const DeviceOutputGrads& out,
+                                  DeviceLayerTensors& grads, DeviceWorkspace& ws);
 
 /// Adam's moments on the device (empty for SGD).
 struct DeviceOptimizerState {

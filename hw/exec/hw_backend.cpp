@@ -53,8 +53,12 @@ void check_supported(const core::ParallelPlan& plan) {
     reject("virtual_stages: interleaving needs pp > 1, found pp=1 virtual_stages=" +
            std::to_string(plan.virtual_stages));
   if (plan.sequence_parallel) reject("sequence_parallel: expected false");
-  if (plan.recompute != core::Recompute::None)
-    reject(std::string("recompute: expected none, found ") + core::to_string(plan.recompute));
+  // ZB-H1's weight pass comes long after its input-gradient pass, and full
+  // recompute keeps the activations it needs only until the next layer's.
+  if (plan.recompute == core::Recompute::Full && plan.schedule == core::Schedule::ZeroBubbleH1)
+    reject(
+        "recompute: full with schedule zb_h1 (its weight passes would need the whole "
+        "forward again); expected none or selective");
   if (plan.optimizer_sharding != core::OptimizerSharding::None)
     reject(std::string("optimizer_sharding: expected none, found ") +
            core::to_string(plan.optimizer_sharding));
@@ -128,7 +132,7 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
                            " does not divide the job's " + std::to_string(world.size()) + " ranks");
   shape_ = {model.hidden, model.heads, model.ffn_hidden, plan.tp, seq_len, plan.micro_batch};
   groups_ = make_comm_groups(world, plan);
-  workspace_.emplace(*kernels_, shape_);
+  workspace_.emplace(*kernels_, shape_, plan.recompute);
   const auto activation = static_cast<std::size_t>(shape_.tokens()) * shape_.hidden;
   activation_ = DeviceBuffer(*kernels_, activation);
   gradient_ = DeviceBuffer(*kernels_, activation);
@@ -196,7 +200,7 @@ DeviceOutputGrads HwBackend::take_grads() {
 }
 
 DeviceStash HwBackend::take_stash() {
-  if (free_stash_.empty()) return DeviceStash(*kernels_, shape_);
+  if (free_stash_.empty()) return DeviceStash(*kernels_, shape_, plan_.recompute);
   DeviceStash s = std::move(free_stash_.back());
   free_stash_.pop_back();
   return s;
@@ -374,7 +378,7 @@ void HwBackend::run_pipeline(Counters& c) {
           const double before = flight.bytes();
           for (int l = offsets[g_at + 1] - 1; l >= offsets[g_at]; --l) {
             LayerSlot& slot = layers_.at(l);
-            const DeviceStash& st = flight.stash[static_cast<std::size_t>(l - offsets[g_at])];
+            DeviceStash& st = flight.stash[static_cast<std::size_t>(l - offsets[g_at])];
             if (split_backward) {
               flight.grads.push_back(take_grads());
               device_layer_backward_input(k, slot.weights, shape_, st, dy, gradient_.data(),
@@ -395,7 +399,8 @@ void HwBackend::run_pipeline(Counters& c) {
           const auto n = static_cast<std::size_t>(offsets[g_at + 1] - offsets[g_at]);
           for (std::size_t i = 0; i < n; ++i)  // grads were pushed last layer first
             device_layer_backward_weight(k, shape_, flight.stash[i], flight.grads[n - 1 - i],
-                                         layers_.at(offsets[g_at] + static_cast<int>(i)).grads);
+                                         layers_.at(offsets[g_at] + static_cast<int>(i)).grads,
+                                         *workspace_);
           release(flight);
         });
       }

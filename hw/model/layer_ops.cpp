@@ -85,6 +85,21 @@ LayerOps layer_backward_ops(const LayerShape& s) {
   return ops;
 }
 
+LayerOps layer_recompute_ops(const LayerShape& s, core::Recompute recompute) {
+  if (recompute == core::Recompute::None) return {};
+  if (recompute == core::Recompute::Full) {
+    LayerOps ops = layer_forward_ops(s);
+    // The stash's copy of x is not made again (1 of the forward's 7 passes).
+    ops.stream_bytes -= static_cast<double>(s.tokens()) * s.hidden * sizeof(float);
+    return ops;
+  }
+  const int seq = s.seq_len, d = s.head_dim(), heads = s.heads_local() * s.sequences;
+  LayerOps ops;
+  ops.gemms = {{seq, seq, d, false, true, heads}};  // scores = q k^T
+  ops.pointwise = {{PointwiseKind::CausalSoftmax, seq, seq, heads}};
+  return ops;
+}
+
 std::vector<GemmOp> distinct_gemms(const LayerShape& shape) {
   std::vector<GemmOp> out;
   for (const auto& ops : {layer_forward_ops(shape), layer_backward_ops(shape)})

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/parallel_plan.hpp"
 #include "hw/model/layer.hpp"
 
 namespace parashift::hw {
@@ -49,6 +50,10 @@ LayerOps layer_backward_ops(const LayerShape& shape);
 /// ZB-H1's halves of it (device_layer_backward_input / _weight).
 LayerOps layer_backward_input_ops(const LayerShape& shape);
 LayerOps layer_backward_weight_ops(const LayerShape& shape);
+/// What the input-gradient pass reruns first under `recompute`: nothing;
+/// the scores GEMMs and the softmax (selective); the whole forward, its
+/// tensor-parallel all-reduces included, less the stash copy (full).
+LayerOps layer_recompute_ops(const LayerShape& shape, core::Recompute recompute);
 
 /// The distinct GEMM kernels of a layer's forward and backward (calibration's list).
 std::vector<GemmOp> distinct_gemms(const LayerShape& shape);

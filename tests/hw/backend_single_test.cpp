@@ -86,10 +86,12 @@ TEST_CASE("plans and directives the executor does not run are refused clearly") 
   CHECK_THROWS_WITH_AS(
       hw::HwBackend(test::tiny_model(), test::kTinySeq, 1, test::tiny_plan(2, 1, 1), opts, world),
       "plan: tp*pp*dp*cp=2 ranks, but the job has 1 (launch with mpirun -np 2)", core::InputError);
-  plan.recompute = core::Recompute::Selective;
+  plan.recompute = core::Recompute::Full;
+  plan.schedule = core::Schedule::ZeroBubbleH1;
   CHECK_THROWS_WITH_AS(hw::HwBackend(test::tiny_model(), test::kTinySeq, 1, plan, opts, world),
-                       "plan.recompute: expected none, found selective (the hw executor does "
-                       "not run it)",
+                       "plan.recompute: full with schedule zb_h1 (its weight passes would need "
+                       "the whole forward again); expected none or selective (the hw executor "
+                       "does not run it)",
                        core::InputError);
   plan.recompute = core::Recompute::None;
   plan.schedule = core::Schedule::Interleaved1F1B;

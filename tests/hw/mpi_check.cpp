@@ -110,10 +110,20 @@ int main() {
     hw::HwBackend reference(model, test::kTinySeq, 1, base, test::tiny_options(kind, "1f1b"),
                             *world);
     const auto expected = train(reference, base, 0, kIterations);
-    for (const auto schedule :
-         {core::Schedule::GPipe, core::Schedule::ZeroBubbleH1, core::Schedule::Interleaved1F1B}) {
+    // Recompute reruns the same kernels on the same inputs: the same bits.
+    struct Variant {
+      core::Schedule schedule;
+      core::Recompute recompute;
+    };
+    for (const auto [schedule, recompute] :
+         {Variant{core::Schedule::GPipe, core::Recompute::None},
+          Variant{core::Schedule::ZeroBubbleH1, core::Recompute::None},
+          Variant{core::Schedule::Interleaved1F1B, core::Recompute::None},
+          Variant{core::Schedule::OneFOneB, core::Recompute::Selective},
+          Variant{core::Schedule::Interleaved1F1B, core::Recompute::Full}}) {
       auto plan = base;
       plan.schedule = schedule;
+      plan.recompute = recompute;
       plan.virtual_stages = schedule == core::Schedule::Interleaved1F1B ? 2 : 1;
       hw::HwBackend backend(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "sched"),
                             *world);

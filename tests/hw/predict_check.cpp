@@ -1,7 +1,8 @@
 // Run under mpirun -np 2: the calibrated prediction of the CPU executor's
 // iteration time against the measured one, for a data-parallel plan and
-// pipeline plans (1F1B, ZB-H1, interleaved 1F1B with two chunks per stage)
-// of tests/hw/data/hw-cpu-2rank.yaml (argv[1]).
+// pipeline plans (1F1B, ZB-H1, interleaved 1F1B with two chunks per stage),
+// with selective and full activation recompute, of
+// tests/hw/data/hw-cpu-2rank.yaml (argv[1]).
 //
 // The kernels are calibrated by hw::ExecutorKernelBench (every GEMM of the
 // executor's op list by shape and layout, GELU, softmax, data, loss, Adam;
@@ -146,7 +147,9 @@ int main(int argc, char** argv) {
       {"plan.dp=2", "plan.pp=1"},
       {"plan.pp=2", "plan.dp=1"},
       {"plan.pp=2", "plan.dp=1", "plan.schedule=zb_h1"},
-      {"plan.pp=2", "plan.dp=1", "plan.schedule=interleaved_1f1b", "plan.virtual_stages=2"}};
+      {"plan.pp=2", "plan.dp=1", "plan.schedule=interleaved_1f1b", "plan.virtual_stages=2"},
+      {"plan.dp=2", "plan.pp=1", "plan.recompute=selective"},
+      {"plan.pp=2", "plan.dp=1", "plan.recompute=full"}};
   for (const auto& overrides : plans) {
     const core::Scenario scenario = core::load_scenario(argv[1], overrides);
     if (world->rank() == 0) std::printf("%s\n", scenario.plan.label().c_str());
