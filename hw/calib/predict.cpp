@@ -44,6 +44,16 @@ PassTime pass_time(const LayerOps& ops, const LayerShape& shape, const Calibrati
   return {t.gemm_s * wall, t.attention_s * wall, t.elementwise_s * wall};
 }
 
+// Seconds of one pass's tensor-parallel collectives: each all-reduce from
+// the calibrated tp points; an all-gather or a reduce-scatter of the same
+// buffer moves (n-1)/n of it per rank on a ring against an all-reduce's
+// 2(n-1)/n, so it takes half an all-reduce's time.
+double tp_collectives_s(const CalibrationProfile& p, const LayerOps& ops, int tp) {
+  const double all_reduce = all_reduce_s(p, ops.tp_bytes_each, tp, "tp");
+  return ops.tp_all_reduces * all_reduce +
+         (ops.tp_all_gathers + ops.tp_reduce_scatters) * all_reduce / 2.0;
+}
+
 struct StageTimes {
   std::vector<double> forward_s, backward_s;  // per micro-batch, collectives included
 };
@@ -61,7 +71,13 @@ ExecutorJob executor_job(const core::Scenario& scenario, OptimizerKind optimizer
 
 LayerShape executor_layer_shape(const ExecutorJob& job) {
   const auto& m = *job.model;
-  return {m.hidden, m.heads, m.ffn_hidden, job.plan->tp, job.seq_len, job.plan->micro_batch};
+  return {m.hidden,
+          m.heads,
+          m.ffn_hidden,
+          job.plan->tp,
+          job.seq_len,
+          job.plan->micro_batch,
+          job.plan->sequence_parallel};
 }
 
 double all_reduce_s(const CalibrationProfile& p, double bytes, int ranks,
@@ -137,9 +153,8 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   const double w_s =
       split_backward ? pass_time(layer_backward_weight_ops(shape), shape, p).total() : 0.0;
   const LayerOps fops = layer_forward_ops(shape), bops = layer_backward_ops(shape);
-  const double tp_fwd_s = fops.tp_all_reduces * all_reduce_s(p, fops.tp_bytes_each, plan.tp, "tp");
-  const double tp_bwd_s = (bops.tp_all_reduces + rops.tp_all_reduces) *
-                          all_reduce_s(p, bops.tp_bytes_each, plan.tp, "tp");
+  const double tp_fwd_s = tp_collectives_s(p, fops, plan.tp);
+  const double tp_bwd_s = tp_collectives_s(p, bops, plan.tp) + tp_collectives_s(p, rops, plan.tp);
   const double activation_bytes = static_cast<double>(shape.tokens()) * shape.hidden * 4.0;
   const double wall = 1.0 / p.cpu_share;  // CPU time on a core -> wall time
   const double elements = static_cast<double>(shape.tokens()) * shape.hidden;
@@ -244,11 +259,22 @@ core::WorkProfile executor_work_profile(const ExecutorJob& job, const Calibratio
   for (const GemmOp& g : fops.gemms) w.layer.forward_flops += g.flops();
   const LayerOps rops = layer_recompute_ops(shape, job.plan->recompute);
   w.layer.recompute_ns = to_ns(pass_time(rops, shape, p).total());
-  const int tp_calls = job.plan->tp > 1 ? fops.tp_all_reduces : 0;
-  const int tp_recompute_calls = job.plan->tp > 1 ? rops.tp_all_reduces : 0;
-  w.layer.tp_forward = {core::CollectiveKind::AllReduce, fops.tp_bytes_each, tp_calls};
-  w.layer.tp_backward = {core::CollectiveKind::AllReduce, bops.tp_bytes_each,
-                         tp_calls + tp_recompute_calls};
+  // Forward, and backward with what recompute reruns; gathers and scatters
+  // under sequence parallelism.
+  const double bytes = fops.tp_bytes_each;
+  if (job.plan->sequence_parallel) {
+    using core::CollectiveKind;
+    w.layer.tp_forward = {CollectiveKind::AllGather, bytes, fops.tp_all_gathers};
+    w.layer.tp_forward_scatter = {CollectiveKind::ReduceScatter, bytes, fops.tp_reduce_scatters};
+    w.layer.tp_backward = {CollectiveKind::AllGather, bytes,
+                           bops.tp_all_gathers + rops.tp_all_gathers};
+    w.layer.tp_backward_scatter = {CollectiveKind::ReduceScatter, bytes,
+                                   bops.tp_reduce_scatters + rops.tp_reduce_scatters};
+  } else {
+    w.layer.tp_forward = {core::CollectiveKind::AllReduce, bytes, fops.tp_all_reduces};
+    w.layer.tp_backward = {core::CollectiveKind::AllReduce, bytes,
+                           bops.tp_all_reduces + rops.tp_all_reduces};
+  }
   w.layer.gemm_forward_ns = to_ns(fwd.gemm_s);
   w.layer.attention_forward_ns = to_ns(fwd.attention_s);
   w.layer.attention_backward_ns = to_ns(bwd.attention_s);

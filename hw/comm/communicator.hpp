@@ -18,6 +18,9 @@ struct RecvRequest {
   int tag = 0;
 };
 
+/// Throws HwError unless `all` holds `ranks` blocks of `block` elements.
+void check_block(std::size_t block, std::size_t all, int ranks, const char* what);
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -30,6 +33,11 @@ class Communicator {
   virtual void all_reduce_max(std::span<double> data) = 0;
   /// Every rank's `mine` (all the same length), concatenated in rank order.
   virtual std::vector<double> all_gather(std::span<const double> mine) = 0;
+  /// Every rank's `mine` (n floats each) into `all` (size() x n), in rank order.
+  virtual void all_gather(std::span<const float> mine, std::span<float> all) = 0;
+  /// The element-wise sum over the group of `all` (size() x n floats), of
+  /// which this rank keeps block rank() in `mine` (n floats).
+  virtual void reduce_scatter_sum(std::span<const float> all, std::span<float> mine) = 0;
   virtual void barrier() = 0;
 
   /// Queues `data` (copied) for `peer`; it is delivered by flush_sends() at the latest.

@@ -20,6 +20,17 @@ std::vector<double> SelfCommunicator::all_gather(std::span<const double> mine) {
   return {mine.begin(), mine.end()};
 }
 
+// One rank: the gather and the sum are the rank's own block (host memory).
+void SelfCommunicator::all_gather(std::span<const float> mine, std::span<float> all) {
+  check_block(mine.size(), all.size(), 1, "all_gather");
+  std::memmove(all.data(), mine.data(), mine.size_bytes());
+}
+
+void SelfCommunicator::reduce_scatter_sum(std::span<const float> all, std::span<float> mine) {
+  check_block(mine.size(), all.size(), 1, "reduce_scatter_sum");
+  std::memmove(mine.data(), all.data(), mine.size_bytes());
+}
+
 void SelfCommunicator::send(std::span<const float> data, int peer, int tag) {
   send_bytes(std::as_bytes(data), peer, tag);
 }

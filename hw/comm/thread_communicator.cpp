@@ -111,6 +111,24 @@ class ThreadCommunicator : public Communicator {
       std::memcpy(out.data() + r * mine.size(), (*all)[r].data(), mine.size_bytes());
     return out;
   }
+  void all_gather(std::span<const float> mine, std::span<float> all) override {
+    check_block(mine.size(), all.size(), size(), "all_gather");
+    const auto gathered = hub_->gather(rank_, bytes_of(mine));
+    for (std::size_t r = 0; r < gathered->size(); ++r)
+      std::memcpy(all.data() + r * mine.size(), (*gathered)[r].data(), mine.size_bytes());
+  }
+  // Block rank() of the sum, added in rank order (as reduce() does).
+  void reduce_scatter_sum(std::span<const float> all, std::span<float> mine) override {
+    check_block(mine.size(), all.size(), size(), "reduce_scatter_sum");
+    const auto gathered = hub_->gather(rank_, bytes_of(all));
+    const std::size_t at = static_cast<std::size_t>(rank_) * mine.size();
+    std::vector<float> theirs(mine.size());
+    for (std::size_t r = 0; r < gathered->size(); ++r) {
+      std::memcpy(theirs.data(), (*gathered)[r].data() + at * sizeof(float), mine.size_bytes());
+      for (std::size_t i = 0; i < mine.size(); ++i)
+        mine[i] = r == 0 ? theirs[i] : mine[i] + theirs[i];
+    }
+  }
   void barrier() override { hub_->gather(rank_, {}); }
 
   void send(std::span<const float> data, int peer, int tag) override {

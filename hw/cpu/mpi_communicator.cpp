@@ -68,6 +68,18 @@ std::vector<double> MpiCommunicator::all_gather(std::span<const double> mine) {
   return out;
 }
 
+void MpiCommunicator::all_gather(std::span<const float> mine, std::span<float> all) {
+  check_block(mine.size(), all.size(), size_, "all_gather");
+  PARASHIFT_MPI_CHECK(MPI_Allgather(mine.data(), count_of(mine.size()), MPI_FLOAT, all.data(),
+                                    count_of(mine.size()), MPI_FLOAT, comm_));
+}
+
+void MpiCommunicator::reduce_scatter_sum(std::span<const float> all, std::span<float> mine) {
+  check_block(mine.size(), all.size(), size_, "reduce_scatter_sum");
+  PARASHIFT_MPI_CHECK(MPI_Reduce_scatter_block(all.data(), mine.data(), count_of(mine.size()),
+                                               MPI_FLOAT, MPI_SUM, comm_));
+}
+
 void MpiCommunicator::barrier() {
   PARASHIFT_MPI_CHECK(MPI_Barrier(comm_));
 }

@@ -26,6 +26,8 @@ class MpiCommunicator : public Communicator {
   void all_reduce_sum(std::span<double> data) override;
   void all_reduce_max(std::span<double> data) override;
   std::vector<double> all_gather(std::span<const double> mine) override;
+  void all_gather(std::span<const float> mine, std::span<float> all) override;
+  void reduce_scatter_sum(std::span<const float> all, std::span<float> mine) override;
   void barrier() override;
   void send(std::span<const float> data, int peer, int tag) override;
   void recv(std::span<float> data, int peer, int tag) override;

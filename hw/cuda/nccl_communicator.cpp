@@ -87,6 +87,22 @@ class NcclCommunicator : public Communicator {
     return all;
   }
 
+  void all_gather(std::span<const float> mine, std::span<float> all) override {
+    no_sends_queued("all_gather");
+    check_block(mine.size(), all.size(), size_, "all_gather");
+    const DevicePair d = device_pair(mine.data(), mine.size_bytes(), all.data(), all.size_bytes());
+    checked(ncclAllGather(d.in, d.out, mine.size(), ncclFloat32, comm_, stream_), "ncclAllGather");
+    finish(d, all.data(), all.size_bytes());
+  }
+  void reduce_scatter_sum(std::span<const float> all, std::span<float> mine) override {
+    no_sends_queued("reduce_scatter");
+    check_block(mine.size(), all.size(), size_, "reduce_scatter_sum");
+    const DevicePair d = device_pair(all.data(), all.size_bytes(), mine.data(), mine.size_bytes());
+    checked(ncclReduceScatter(d.in, d.out, mine.size(), ncclFloat32, ncclSum, comm_, stream_),
+            "ncclReduceScatter");
+    finish(d, mine.data(), mine.size_bytes());
+  }
+
   void barrier() override {
     double one = 1.0;
     all_reduce_sum(std::span<double>(&one, 1));
@@ -198,6 +214,25 @@ class NcclCommunicator : public Communicator {
       staging_bytes_ = bytes;
     }
     return staging_;
+  }
+
+  // A collective's input and output on the device: themselves when both are
+  // device memory, else both staged (input copied up) in one buffer.
+  struct DevicePair {
+    const void* in = nullptr;
+    void* out = nullptr;
+    bool staged = false;
+  };
+  DevicePair device_pair(const void* in, std::size_t in_bytes, void* out, std::size_t out_bytes) {
+    if (on_device(in) && on_device(out)) return {in, out, false};
+    auto* device = static_cast<std::byte*>(stage(in_bytes + out_bytes));
+    CUDACHECK(cudaMemcpyAsync(device, in, in_bytes, cudaMemcpyDefault, stream_));
+    return {device, device + in_bytes, true};
+  }
+  // Copies a staged output back and waits: the result is there on return.
+  void finish(const DevicePair& d, void* out, std::size_t out_bytes) {
+    if (d.staged) CUDACHECK(cudaMemcpyAsync(out, d.out, out_bytes, cudaMemcpyDefault, stream_));
+    wait();
   }
 
   // In place on `data`; blocking, like the MPI flavour: the caller's

@@ -126,12 +126,12 @@ LayerTensors download_layer(DeviceKernels& k, const DeviceLayerTensors& d, const
 }
 
 DeviceStash::DeviceStash(DeviceKernels& k, const LayerShape& s, core::Recompute mode)
-    : recompute(mode), x(k, count(s.tokens(), s.hidden)) {
+    : recompute(mode), x(k, count(s.tokens_local(), s.hidden)) {
   if (mode == core::Recompute::Full) return;  // the layer input only
   qkv = DeviceBuffer(k, count(s.tokens(), 3 * s.hidden_local()));
   if (mode == core::Recompute::None) probs = DeviceBuffer(k, score_elements(s));
   ctx = DeviceBuffer(k, count(s.tokens(), s.hidden_local()));
-  x1 = DeviceBuffer(k, count(s.tokens(), s.hidden));
+  x1 = DeviceBuffer(k, count(s.tokens_local(), s.hidden));
   u = DeviceBuffer(k, count(s.tokens(), s.ffn_local()));
   act = DeviceBuffer(k, count(s.tokens(), s.ffn_local()));
 }
@@ -146,10 +146,16 @@ DeviceOutputGrads::DeviceOutputGrads(DeviceKernels& k, const LayerShape& s)
     : dy(k, count(s.tokens(), s.hidden)),
       du(k, count(s.tokens(), s.ffn_local())),
       dx1(k, count(s.tokens(), s.hidden)),
-      dqkv(k, count(s.tokens(), 3 * s.hidden_local())) {}
+      dqkv(k, count(s.tokens(), 3 * s.hidden_local())) {
+  if (!s.sequence_parallel) return;
+  x_full = DeviceBuffer(k, count(s.tokens(), s.hidden));
+  x1_full = DeviceBuffer(k, count(s.tokens(), s.hidden));
+}
 
 std::size_t DeviceOutputGrads::bytes() const {
-  return (dy.size() + du.size() + dx1.size() + dqkv.size()) * sizeof(float);
+  std::size_t n = 0;
+  for (const DeviceBuffer* b : {&dy, &du, &dx1, &dqkv, &x_full, &x1_full}) n += b->size();
+  return n * sizeof(float);
 }
 
 DeviceWorkspace::DeviceWorkspace(DeviceKernels& k, const LayerShape& s, core::Recompute recompute)
@@ -159,9 +165,16 @@ DeviceWorkspace::DeviceWorkspace(DeviceKernels& k, const LayerShape& s, core::Re
       dctx(k, count(s.tokens(), s.hidden_local())),
       dprobs(k, score_elements(s)),
       grads(k, s) {
+  if (s.sequence_parallel) {
+    x_full = DeviceBuffer(k, count(s.tokens(), s.hidden));
+    x1_full = DeviceBuffer(k, count(s.tokens(), s.hidden));
+    a_local = DeviceBuffer(k, count(s.tokens_local(), s.hidden));
+    b_local = DeviceBuffer(k, count(s.tokens_local(), s.hidden));
+    dx1_local = DeviceBuffer(k, count(s.tokens_local(), s.hidden));
+  }
   if (recompute == core::Recompute::None) return;
   scratch.emplace(k, s);
-  recompute_out = DeviceBuffer(k, count(s.tokens(), s.hidden));
+  recompute_out = DeviceBuffer(k, count(s.tokens_local(), s.hidden));
 }
 
 namespace {
@@ -182,6 +195,29 @@ Tensors resolve(DeviceStash& st, DeviceWorkspace& ws) {
           pick(st.act, &DeviceStash::act)};
 }
 
+// The full tokens x hidden input of a column-parallel GEMM from this
+// rank's `local` activations: `local` itself, or (sequence parallelism)
+// the group's shards gathered into `full`.
+const float* gathered(const LayerShape& s, const DeviceTpComm& tp, const float* local,
+                      DeviceBuffer& full) {
+  if (!s.sequence_parallel) return local;
+  tp.all_gather(local, full.data(), count(s.tokens_local(), s.hidden));
+  return full.data();
+}
+
+// A row-parallel GEMM's partial output `partial` (tokens x hidden) summed
+// over the group: in place, or (sequence parallelism) this rank's tokens
+// into `local`. Returns the tokens_local x hidden sum.
+const float* reduced(const LayerShape& s, const DeviceTpComm& tp, float* partial,
+                     DeviceBuffer& local) {
+  if (!s.sequence_parallel) {
+    tp.all_reduce(partial, count(s.tokens(), s.hidden));
+    return partial;
+  }
+  tp.reduce_scatter(partial, local.data(), count(s.tokens_local(), s.hidden));
+  return local.data();
+}
+
 // P_h = softmax((Q_h K_h^T) x scale) for every head: the attention core's
 // part that selective recompute drops and redoes.
 void attention_probs(DeviceKernels& k, const LayerShape& s, const Tensors& t) {
@@ -196,11 +232,12 @@ void attention_probs(DeviceKernels& k, const LayerShape& s, const Tensors& t) {
 }
 
 void forward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s, const float* x,
-             float* out, const Tensors& t, DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce) {
-  const int tk = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
-  const int seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
-  if (x != t.x) k.copy(x, t.x, count(tk, h));  // a recomputation starts from the stash's x
-  k.gemm(plain(tk, w3, h, t.x, h, false, w.wqkv.data(), w3, false, t.qkv, w3));
+             float* out, const Tensors& t, DeviceWorkspace& ws, const DeviceTpComm& tp) {
+  const int tk = s.tokens(), tl = s.tokens_local(), h = s.hidden, hl = s.hidden_local();
+  const int fl = s.ffn_local(), seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
+  if (x != t.x) k.copy(x, t.x, count(tl, h));  // a recomputation starts from the stash's x
+  const float* x_in = gathered(s, tp, t.x, ws.x_full);
+  k.gemm(plain(tk, w3, h, x_in, h, false, w.wqkv.data(), w3, false, t.qkv, w3));
   attention_probs(k, s, t);
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
@@ -209,53 +246,65 @@ void forward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
             hb.columns(hl, 0));
   }
   k.gemm(plain(tk, h, hl, t.ctx, hl, false, w.wo.data(), h, false, ws.a.data(), h));
-  tp_reduce(ws.a.data(), count(tk, h));
-  k.add(t.x, ws.a.data(), t.x1, count(tk, h));
-  k.gemm(plain(tk, fl, h, t.x1, h, false, w.w1.data(), fl, false, t.u, fl));
+  k.add(t.x, reduced(s, tp, ws.a.data(), ws.a_local), t.x1, count(tl, h));
+  const float* x1_in = gathered(s, tp, t.x1, ws.x1_full);
+  k.gemm(plain(tk, fl, h, x1_in, h, false, w.w1.data(), fl, false, t.u, fl));
   k.gelu(t.u, t.act, count(tk, fl));
   k.gemm(plain(tk, h, fl, t.act, fl, false, w.w2.data(), h, false, ws.b.data(), h));
-  tp_reduce(ws.b.data(), count(tk, h));
-  k.add(t.x1, ws.b.data(), out, count(tk, h));
+  k.add(t.x1, reduced(s, tp, ws.b.data(), ws.b_local), out, count(tl, h));
 }
 
 }  // namespace
 
 void device_layer_forward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
                           const float* x, float* out, DeviceStash& st, DeviceWorkspace& ws,
-                          const DeviceTpReduce& tp_reduce) {
-  forward(k, w, s, x, out, resolve(st, ws), ws, tp_reduce);
+                          const DeviceTpComm& tp) {
+  forward(k, w, s, x, out, resolve(st, ws), ws, tp);
 }
 
 void device_layer_backward(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
                            DeviceStash& st, const float* dy, float* dx, DeviceLayerTensors& g,
-                           DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce) {
-  device_layer_backward_input(k, w, s, st, dy, dx, ws.grads, ws, tp_reduce);
+                           DeviceWorkspace& ws, const DeviceTpComm& tp) {
+  device_layer_backward_input(k, w, s, st, dy, dx, ws.grads, ws, tp);
   device_layer_backward_weight(k, s, st, ws.grads, g, ws);
 }
 
 void device_layer_backward_input(DeviceKernels& k, const DeviceLayerTensors& w, const LayerShape& s,
                                  DeviceStash& st, const float* dy, float* dx, DeviceOutputGrads& og,
-                                 DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce) {
-  const int tk = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
-  const int seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
+                                 DeviceWorkspace& ws, const DeviceTpComm& tp) {
+  const int tk = s.tokens(), tl = s.tokens_local(), h = s.hidden, hl = s.hidden_local();
+  const int fl = s.ffn_local(), seq = s.seq_len, d = s.head_dim(), w3 = 3 * hl;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const bool sp = s.sequence_parallel;
   const Tensors t = resolve(st, ws);
   // What the stash did not keep, recomputed as forward made it (same bits).
   if (st.recompute == core::Recompute::Full)
-    forward(k, w, s, t.x, ws.recompute_out.data(), t, ws, tp_reduce);
+    forward(k, w, s, t.x, ws.recompute_out.data(), t, ws, tp);
   if (st.recompute == core::Recompute::Selective) attention_probs(k, s, t);
-  float* dx1 = og.dx1.data();
-  float* dx_attn = ws.b.data();
-  // dy is kept for W2's gradient (dx, written last, may be dy's buffer).
-  k.copy(dy, og.dy.data(), count(tk, h));
+  // dy in full is kept for W2's gradient (dx, written last, may be dy's
+  // buffer); sequence parallelism gathers it (the row-parallel GEMM's
+  // backward of its reduce-scatter).
+  if (sp) {
+    tp.all_gather(dy, og.dy.data(), count(tl, h));
+  } else {
+    k.copy(dy, og.dy.data(), count(tk, h));
+  }
   // MLP: out = x1 + gelu(x1 W1) W2.
-  k.gemm(plain(tk, fl, h, dy, h, false, w.w2.data(), h, true, ws.dact.data(), fl));
+  k.gemm(plain(tk, fl, h, og.dy.data(), h, false, w.w2.data(), h, true, ws.dact.data(), fl));
   k.gelu_backward(ws.dact.data(), t.u, og.du.data(), count(tk, fl));
-  k.gemm(plain(tk, h, fl, og.du.data(), fl, false, w.w1.data(), fl, true, dx1, h));
-  tp_reduce(dx1, count(tk, h));
-  k.add(dy, dx1, dx1, count(tk, h));
-  // Attention: x1 = x + ctx Wo.
-  k.gemm(plain(tk, hl, h, dx1, h, false, w.wo.data(), h, true, ws.dctx.data(), hl));
+  // dx1 (this rank's tokens) = dy + the MLP's input gradient, summed over the group.
+  float* mlp_in = sp ? ws.a.data() : og.dx1.data();
+  k.gemm(plain(tk, h, fl, og.du.data(), fl, false, w.w1.data(), fl, true, mlp_in, h));
+  float* dx1 = sp ? ws.dx1_local.data() : og.dx1.data();
+  if (sp) {
+    tp.reduce_scatter(mlp_in, dx1, count(tl, h));
+  } else {
+    tp.all_reduce(dx1, count(tk, h));
+  }
+  k.add(dy, dx1, dx1, count(tl, h));
+  // Attention: x1 = x + ctx Wo, from dx1 in full (gathered under sequence parallelism).
+  if (sp) tp.all_gather(dx1, og.dx1.data(), count(tl, h));
+  k.gemm(plain(tk, hl, h, og.dx1.data(), h, false, w.wo.data(), h, true, ws.dctx.data(), hl));
   float* dqkv = og.dqkv.data();
   for (int b = 0; b < s.sequences; ++b) {
     const HeadBatch hb{s, b};
@@ -276,9 +325,13 @@ void device_layer_backward_input(DeviceKernels& k, const DeviceLayerTensors& w, 
     hb.gemm(k, seq, d, seq, ws.dprobs.data(), hb.scores(true), t.qkv, hb.columns(w3, 0), dqkv,
             hb.columns(w3, hl));
   }
-  k.gemm(plain(tk, h, w3, dqkv, w3, false, w.wqkv.data(), w3, true, dx_attn, h));
-  tp_reduce(dx_attn, count(tk, h));
-  k.add(dx1, dx_attn, dx, count(tk, h));
+  k.gemm(plain(tk, h, w3, dqkv, w3, false, w.wqkv.data(), w3, true, ws.b.data(), h));
+  k.add(dx1, reduced(s, tp, ws.b.data(), ws.b_local), dx, count(tl, h));
+  // The weight pass's inputs in full, gathered now (W may run much later).
+  if (sp) {
+    tp.all_gather(t.x, og.x_full.data(), count(tl, h));
+    tp.all_gather(t.x1, og.x1_full.data(), count(tl, h));
+  }
 }
 
 void device_layer_backward_weight(DeviceKernels& k, const LayerShape& s, DeviceStash& st,
@@ -287,10 +340,12 @@ void device_layer_backward_weight(DeviceKernels& k, const LayerShape& s, DeviceS
   const int tk = s.tokens(), h = s.hidden, hl = s.hidden_local(), fl = s.ffn_local();
   const int w3 = 3 * hl;
   const Tensors t = resolve(st, ws);
+  const float* x = s.sequence_parallel ? og.x_full.data() : t.x;
+  const float* x1 = s.sequence_parallel ? og.x1_full.data() : t.x1;
   k.gemm(plain(fl, h, tk, t.act, fl, true, og.dy.data(), h, false, g.w2.data(), h, 1.0f));
-  k.gemm(plain(h, fl, tk, t.x1, h, true, og.du.data(), fl, false, g.w1.data(), fl, 1.0f));
+  k.gemm(plain(h, fl, tk, x1, h, true, og.du.data(), fl, false, g.w1.data(), fl, 1.0f));
   k.gemm(plain(hl, h, tk, t.ctx, hl, true, og.dx1.data(), h, false, g.wo.data(), h, 1.0f));
-  k.gemm(plain(h, w3, tk, t.x, h, true, og.dqkv.data(), w3, false, g.wqkv.data(), w3, 1.0f));
+  k.gemm(plain(h, w3, tk, x, h, true, og.dqkv.data(), w3, false, g.wqkv.data(), w3, 1.0f));
 }
 
 DeviceOptimizerState zero_device_state(DeviceKernels& k, const OptimizerConfig& config,

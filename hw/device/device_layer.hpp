@@ -60,6 +60,10 @@ struct DeviceOutputGrads {
   DeviceBuffer du;    // tokens x ffn_local: at W1's output
   DeviceBuffer dx1;   // tokens x hidden: at the attention's output (Wo)
   DeviceBuffer dqkv;  // tokens x 3 hidden_local: at Wqkv's output
+  // Sequence parallelism: the stash's token shards of x and x1 gathered
+  // again (tokens x hidden each), as Megatron re-gathers a column-parallel
+  // GEMM's input for its weight gradient; empty otherwise.
+  DeviceBuffer x_full, x1_full;
   std::size_t bytes() const;
 };
 
@@ -74,6 +78,9 @@ struct DeviceWorkspace {
   DeviceBuffer dctx;        // tokens x hidden_local
   DeviceBuffer dprobs;      // like the stash's probs
   DeviceOutputGrads grads;  // the fused backward's output gradients
+  // Sequence parallelism (empty otherwise): gathered GEMM inputs (tokens x
+  // hidden) and reduce-scattered outputs (tokens_local x hidden).
+  DeviceBuffer x_full, x1_full, a_local, b_local, dx1_local;
   /// Under recompute: where the tensors a stash does not keep live from
   /// their forward (or recomputation) to their use, and the recomputed
   /// forward's output (unused). Empty otherwise.
@@ -81,27 +88,37 @@ struct DeviceWorkspace {
   DeviceBuffer recompute_out;
 };
 
-/// In-place sum over the tensor-parallel group of `elements` device floats.
-using DeviceTpReduce = std::function<void(float* data, std::size_t elements)>;
+/// How a layer talks to its tensor-parallel group. Without sequence
+/// parallelism `all_reduce` sums each row-parallel GEMM's partial output in
+/// place (Megatron's g). With it (Megatron-LM's sequence parallelism,
+/// Korthikanti et al. 2022; LayerShape::sequence_parallel) the activations
+/// between the GEMM blocks are split by tokens: `all_gather` rebuilds a
+/// column-parallel GEMM's full input from the ranks' shards, and
+/// `reduce_scatter` sums a row-parallel GEMM's output into this rank's
+/// shard. Counts are of this rank's shard.
+struct DeviceTpComm {
+  std::function<void(float* data, std::size_t elements)> all_reduce;
+  std::function<void(const float* local, float* full, std::size_t local_elements)> all_gather;
+  std::function<void(const float* full, float* local, std::size_t local_elements)> reduce_scatter;
+};
 
-/// out = x + attn(x), then + mlp(.); `x` and `out` are tokens x hidden on
-/// the device and may be the same buffer.
+/// out = x + attn(x), then + mlp(.); `x` and `out` are tokens_local x
+/// hidden on the device and may be the same buffer.
 void device_layer_forward(DeviceKernels& kernels, const DeviceLayerTensors& w,
                           const LayerShape& shape, const float* x, float* out, DeviceStash& stash,
-                          DeviceWorkspace& ws, const DeviceTpReduce& tp_reduce);
-/// dx = d loss / d x from dy (both tokens x hidden, may be the same buffer);
+                          DeviceWorkspace& ws, const DeviceTpComm& tp);
+/// dx = d loss / d x from dy (both tokens_local x hidden, may be the same buffer);
 /// adds the weight gradients into `grads`. The two passes below, in a row.
 void device_layer_backward(DeviceKernels& kernels, const DeviceLayerTensors& w,
                            const LayerShape& shape, DeviceStash& stash, const float* dy, float* dx,
-                           DeviceLayerTensors& grads, DeviceWorkspace& ws,
-                           const DeviceTpReduce& tp_reduce);
+                           DeviceLayerTensors& grads, DeviceWorkspace& ws, const DeviceTpComm& tp);
 /// The input-gradient pass (ZB-H1's B): what the stash did not keep
 /// recomputed into ws.scratch, dx from dy, the tp all-reduces, and the
 /// weight GEMMs' output gradients into `out` (no weight gradient yet).
 void device_layer_backward_input(DeviceKernels& kernels, const DeviceLayerTensors& w,
                                  const LayerShape& shape, DeviceStash& stash, const float* dy,
                                  float* dx, DeviceOutputGrads& out, DeviceWorkspace& ws,
-                                 const DeviceTpReduce& tp_reduce);
+                                 const DeviceTpComm& tp);
 /// The weight-gradient pass (ZB-H1's W): adds the four weight gradients of
 /// one micro-batch into `grads`, from its stash and its output gradients.
 /// Under full recompute its inputs are in ws.scratch, so it must follow its

@@ -52,7 +52,6 @@ void check_supported(const core::ParallelPlan& plan) {
   if (plan.virtual_stages != 1 && plan.pp == 1)
     reject("virtual_stages: interleaving needs pp > 1, found pp=1 virtual_stages=" +
            std::to_string(plan.virtual_stages));
-  if (plan.sequence_parallel) reject("sequence_parallel: expected false");
   // ZB-H1's weight pass comes long after its input-gradient pass, and full
   // recompute keeps the activations it needs only until the next layer's.
   if (plan.recompute == core::Recompute::Full && plan.schedule == core::Schedule::ZeroBubbleH1)
@@ -130,10 +129,16 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
   if (world.size() % ranks_per_node() != 0)
     throw core::InputError("ranks_per_node=" + std::to_string(ranks_per_node()) +
                            " does not divide the job's " + std::to_string(world.size()) + " ranks");
-  shape_ = {model.hidden, model.heads, model.ffn_hidden, plan.tp, seq_len, plan.micro_batch};
+  shape_ = {model.hidden, model.heads,      model.ffn_hidden,      plan.tp,
+            seq_len,      plan.micro_batch, plan.sequence_parallel};
+  if (shape_.sequence_parallel && shape_.tokens() % plan.tp != 0)
+    throw core::InputError("plan.sequence_parallel: the " + std::to_string(shape_.tokens()) +
+                           " tokens of a micro-batch do not split over tp=" +
+                           std::to_string(plan.tp) + " (the hw executor does not run it)");
   groups_ = make_comm_groups(world, plan);
   workspace_.emplace(*kernels_, shape_, plan.recompute);
-  const auto activation = static_cast<std::size_t>(shape_.tokens()) * shape_.hidden;
+  // This rank's tokens x hidden: all of them, or its shard under sequence parallelism.
+  const auto activation = static_cast<std::size_t>(shape_.tokens_local()) * shape_.hidden;
   activation_ = DeviceBuffer(*kernels_, activation);
   gradient_ = DeviceBuffer(*kernels_, activation);
   target_ = DeviceBuffer(*kernels_, activation);
@@ -214,7 +219,10 @@ const float* HwBackend::sample(int micro_batch, bool target, DeviceBuffer& scrat
   DeviceBuffer* into = &scratch;
   if (options_.resident_data)
     into = &resident.emplace(micro_batch, DeviceBuffer(*kernels_, scratch.size())).first->second;
-  kernels_->upload(std::span<const float>(host.data(), scratch.size()), into->data());
+  // This rank's rows: all of them, or its token shard under sequence parallelism.
+  const std::size_t first_row =
+      shape_.sequence_parallel ? static_cast<std::size_t>(groups_.coord.tp) * scratch.size() : 0;
+  kernels_->upload(std::span<const float>(host.data() + first_row, scratch.size()), into->data());
   return into->data();
 }
 
@@ -245,7 +253,10 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
     counters.compute_ns += compute_now_ns() - t0;
   }
   // The loss lives on the last stage's tp-rank-0 members; one sum gives it to everyone.
-  double loss = (groups_.coord.pp == plan_.pp - 1 && groups_.coord.tp == 0) ? counters.loss : 0.0;
+  // (Under sequence parallelism each tp rank holds the loss of its tokens.)
+  const bool holds_loss =
+      groups_.coord.pp == plan_.pp - 1 && (groups_.coord.tp == 0 || shape_.sequence_parallel);
+  double loss = holds_loss ? counters.loss : 0.0;
   world_.all_reduce_sum(std::span<double>(&loss, 1));
   last_loss_ = loss;
   counters.wall_ns = now_ns() - start;
@@ -282,25 +293,51 @@ void HwBackend::run_pipeline(Counters& c) {
   const int all_micro_batches = std::accumulate(micro_batches_.begin(), micro_batches_.end(), 0);
   const int global_offset =
       core::offsets_of(micro_batches_)[static_cast<std::size_t>(groups_.coord.dp)];
-  const std::size_t activation = activation_.size();
+  const std::size_t activation = activation_.size();  // this rank's tokens x hidden
   const double activation_bytes = static_cast<double>(activation) * 4.0;
-  const double loss_denominator = static_cast<double>(activation) * all_micro_batches;
+  // The mean over every element of every micro-batch's output.
+  const double loss_denominator =
+      static_cast<double>(shape_.tokens()) * shape_.hidden * all_micro_batches;
 
   core::TimeNs tp_compute_clock_ns = 0;  // tp all-reduces on the compute clock
   SlotGuard* held = nullptr;  // the compute segment's slot, given up around a tp all-reduce
-  const DeviceTpReduce tp_reduce = [&](float* data, std::size_t n) {
-    if (plan_.tp == 1) return;
-    k.synchronize();  // the layer's work so far is compute, and the buffer is ready
+  // A collective of the tp group inside a compute segment: the layer's work
+  // so far is compute (synchronized), the collective's time goes to tp, its
+  // slot is given up meanwhile; bytes as nccl-tests counts them (all-reduce:
+  // the buffer; all-gather and reduce-scatter: the whole gathered buffer).
+  auto tp_collective = [&](auto&& run, std::size_t bytes) {
+    k.synchronize();
     const core::TimeNs t0 = compute_now_ns();
     {
       ScopedTimer timer(c.tp_ns);
       held->give();
-      groups_.tp->all_reduce_sum(std::span<float>(data, n));
+      run();
       held->take();
     }
     tp_compute_clock_ns += compute_now_ns() - t0;
-    c.tp_bytes += static_cast<double>(n) * 4.0;
+    c.tp_bytes += static_cast<double>(bytes);
   };
+  Communicator& tp_group = *groups_.tp;
+  const auto ranks = static_cast<std::size_t>(plan_.tp);
+  const DeviceTpComm tp{[&](float* data, std::size_t n) {
+                          if (plan_.tp == 1) return;
+                          tp_collective([&] { tp_group.all_reduce_sum(std::span<float>(data, n)); },
+                                        n * sizeof(float));
+                        },
+                        [&](const float* local, float* full, std::size_t n) {
+                          tp_collective(
+                              [&] {
+                                tp_group.all_gather({local, n}, {full, n * ranks});
+                              },
+                              n * ranks * sizeof(float));
+                        },
+                        [&](const float* full, float* local, std::size_t n) {
+                          tp_collective(
+                              [&] {
+                                tp_group.reduce_scatter_sum({full, n * ranks}, {local, n});
+                              },
+                              n * ranks * sizeof(float));
+                        }};
   // Runs `work` as one compute segment: on a compute slot, timed on the
   // compute clock without its tp all-reduces, stretched by the slowdown.
   auto compute_segment = [&](auto&& work) {
@@ -360,7 +397,7 @@ void HwBackend::run_pipeline(Counters& c) {
           for (int l = offsets[g_at]; l < offsets[g_at + 1]; ++l) {
             flight.stash.push_back(take_stash());
             device_layer_forward(k, layers_.at(l).weights, shape_, activation_.data(),
-                                 activation_.data(), flight.stash.back(), *workspace_, tp_reduce);
+                                 activation_.data(), flight.stash.back(), *workspace_, tp);
           }
           if (g == virtual_stages - 1) {
             const float* target = sample(global_offset + op.micro_batch, true, target_);
@@ -382,10 +419,10 @@ void HwBackend::run_pipeline(Counters& c) {
             if (split_backward) {
               flight.grads.push_back(take_grads());
               device_layer_backward_input(k, slot.weights, shape_, st, dy, gradient_.data(),
-                                          flight.grads.back(), *workspace_, tp_reduce);
+                                          flight.grads.back(), *workspace_, tp);
             } else {
               device_layer_backward(k, slot.weights, shape_, st, dy, gradient_.data(), slot.grads,
-                                    *workspace_, tp_reduce);
+                                    *workspace_, tp);
             }
             dy = gradient_.data();
           }
@@ -503,8 +540,8 @@ core::StepReport HwBackend::make_report(const Counters& c) const {
   for (int s = 0; s < plan_.pp; ++s)
     for (int d = 0; d < plan_.dp && plan_.tp > 1; ++d)
       add_group(
-          "tp[stage " + std::to_string(s) + ", replica " + std::to_string(d) + "]", "all_reduce", 1,
-          4, false,
+          "tp[stage " + std::to_string(s) + ", replica " + std::to_string(d) + "]",
+          shape_.sequence_parallel ? "all_gather+reduce_scatter" : "all_reduce", 1, 4, false,
           [&](int t) {
             return layout.rank({t, 0, d, s});
           },

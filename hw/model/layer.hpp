@@ -26,11 +26,16 @@ struct LayerShape {
   int tp = 1;
   int seq_len = 0;
   int sequences = 1;  // per micro-batch
+  /// Megatron's sequence parallelism: the activations between the GEMM
+  /// blocks (layer input, residual, output) hold tokens() / tp rows on
+  /// each rank (the device layer only; layer.cpp runs without it).
+  bool sequence_parallel = false;
   int head_dim() const { return hidden / heads; }
   int heads_local() const { return heads / tp; }
   int hidden_local() const { return hidden / tp; }  // attention width on this rank
   int ffn_local() const { return ffn_hidden / tp; }
   int tokens() const { return seq_len * sequences; }
+  int tokens_local() const { return sequence_parallel ? tokens() / tp : tokens(); }
 };
 
 /// This rank's shards of the four weight matrices (gradients and optimizer

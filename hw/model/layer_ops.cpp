@@ -16,6 +16,23 @@ const char* to_string(PointwiseKind kind) {
   return "?";
 }
 
+namespace {
+
+// `reductions` row-parallel outputs summed (all-reduce, or reduce-scatter
+// under sequence parallelism, which also gathers `gathers` inputs).
+void set_tp_collectives(LayerOps& ops, const LayerShape& s, int reductions, int gathers) {
+  if (s.tp == 1) return;
+  ops.tp_bytes_each = static_cast<double>(s.tokens()) * s.hidden * sizeof(float);
+  if (s.sequence_parallel) {
+    ops.tp_reduce_scatters = reductions;
+    ops.tp_all_gathers = gathers;
+  } else {
+    ops.tp_all_reduces = reductions;
+  }
+}
+
+}  // namespace
+
 // Read off layer_forward (layer.cpp), t = tokens, h = hidden, hl = hidden / tp,
 // fl = ffn / tp, d = head_dim, per head and sequence seq x seq attention.
 LayerOps layer_forward_ops(const LayerShape& s) {
@@ -32,10 +49,10 @@ LayerOps layer_forward_ops(const LayerShape& s) {
   };
   ops.pointwise = {{PointwiseKind::CausalSoftmax, seq, seq, heads},
                    {PointwiseKind::Gelu, t, fl, 1}};
-  // Stash copy of x, x1 = x + attn, out = x1 + mlp: 1 + 3 + 3 passes over t x h.
-  ops.stream_bytes = 7.0 * t * h * sizeof(float);
-  ops.tp_all_reduces = s.tp > 1 ? 2 : 0;
-  ops.tp_bytes_each = static_cast<double>(t) * h * sizeof(float);
+  // Stash copy of x, x1 = x + attn, out = x1 + mlp: 1 + 3 + 3 passes over
+  // this rank's tokens x h (a shard under sequence parallelism).
+  ops.stream_bytes = 7.0 * s.tokens_local() * h * sizeof(float);
+  set_tp_collectives(ops, s, 2, 2);
   return ops;
 }
 
@@ -57,11 +74,12 @@ LayerOps layer_backward_input_ops(const LayerShape& s) {
   };
   ops.pointwise = {{PointwiseKind::GeluBackward, t, fl, 1},
                    {PointwiseKind::CausalSoftmaxBackward, seq, seq, heads}};
-  // dy kept for W (2 passes), dx1 = dy + dx1_mlp and dx1 + dx_attn (2 x 3
-  // passes), all over t x h.
-  ops.stream_bytes = 8.0 * t * h * sizeof(float);
-  ops.tp_all_reduces = s.tp > 1 ? 2 : 0;
-  ops.tp_bytes_each = static_cast<double>(t) * h * sizeof(float);
+  // dx1 = dy + dx1_mlp and dx1 + dx_attn (2 x 3 passes over this rank's
+  // tokens x h), and dy kept for W: copied (2 passes over t x h), or under
+  // sequence parallelism gathered, with x and x1 gathered again for W.
+  ops.stream_bytes = 6.0 * s.tokens_local() * h * sizeof(float);
+  if (!s.sequence_parallel) ops.stream_bytes += 2.0 * t * h * sizeof(float);
+  set_tp_collectives(ops, s, 2, 4);
   return ops;
 }
 
@@ -90,7 +108,7 @@ LayerOps layer_recompute_ops(const LayerShape& s, core::Recompute recompute) {
   if (recompute == core::Recompute::Full) {
     LayerOps ops = layer_forward_ops(s);
     // The stash's copy of x is not made again (1 of the forward's 7 passes).
-    ops.stream_bytes -= static_cast<double>(s.tokens()) * s.hidden * sizeof(float);
+    ops.stream_bytes -= static_cast<double>(s.tokens_local()) * s.hidden * sizeof(float);
     return ops;
   }
   const int seq = s.seq_len, d = s.head_dim(), heads = s.heads_local() * s.sequences;

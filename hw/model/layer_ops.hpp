@@ -41,6 +41,9 @@ struct LayerOps {
   std::vector<PointwiseOp> pointwise;
   double stream_bytes = 0;  // residual adds, copies, stash (read + write)
   int tp_all_reduces = 0;   // each of tokens x hidden fp32 (0 when tp = 1)
+  // Sequence parallelism instead: all-gathers and reduce-scatters, each of
+  // a tokens x hidden fp32 buffer gathered or scattered (tp_bytes_each).
+  int tp_all_gathers = 0, tp_reduce_scatters = 0;
   double tp_bytes_each = 0;
 };
 

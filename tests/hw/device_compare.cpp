@@ -55,9 +55,11 @@ LayerDiffs compare_device_layer(hw::DeviceKernels& k, const hw::LayerShape& s, i
   const hw::Matrix y = hw::layer_forward(w, s, x, stash, cpu_reduce);
   const hw::Matrix dx = hw::layer_backward(w, s, stash, dy, grads, cpu_reduce);
 
-  const hw::DeviceTpReduce device_reduce = [&](float* data, std::size_t n) {
-    if (s.tp > 1) tp.all_reduce_sum(std::span<float>(data, n));
-  };
+  const hw::DeviceTpComm device_reduce{[&](float* data, std::size_t n) {
+                                         if (s.tp > 1) tp.all_reduce_sum(std::span<float>(data, n));
+                                       },
+                                       {},
+                                       {}};
   const hw::DeviceLayerTensors dw = hw::upload_layer(k, w);
   hw::DeviceLayerTensors dg = hw::upload_layer(k, hw::init_layer(s, 9, 0, tp_rank));
   hw::DeviceStash dstash(k, s);

@@ -16,7 +16,7 @@ std::vector<double> train_group(Group& group, const core::ParallelPlan& plan, co
       try {
         auto options = tiny_options(run.optimizer, run.job);
         options.ranks_per_node = run.ranks_per_node;
-        hw::HwBackend backend(run.model, kTinySeq, 3, plan, options, *group[r]);
+        hw::HwBackend backend(run.model, run.seq_len, 3, plan, options, *group[r]);
         for (int i = 0; i < run.iterations; ++i) {
           if (run.before) run.before(backend, i);
           const core::StepReport report = backend.step(plan);

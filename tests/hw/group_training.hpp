@@ -19,6 +19,7 @@ using BeforeStep = std::function<void(hw::HwBackend&, int)>;
 
 struct GroupRun {
   core::ModelSpec model = tiny_model();
+  int seq_len = kTinySeq;
   int iterations = 3;
   std::string job;         // snapshot directory name (made unique per process)
   BeforeStep before;       // optional

@@ -133,6 +133,21 @@ int main() {
     }
   }
   if (n >= 2) {
+    // Sequence parallelism on tp 2 (x pp 2 on 4 ranks): MPI's reduce-scatter
+    // adds the same two partial sums its all-reduce would, so the training
+    // is the same; the loss, summed per token shard, to double rounding.
+    const auto base = test::tiny_plan(2, n / 2, 1);
+    auto plan = base;
+    plan.sequence_parallel = true;
+    hw::HwBackend plain(model, test::kTinySeq, 1, base, test::tiny_options(kind, "tp"), *world);
+    const auto expected = train(plain, base, 0, kIterations);
+    hw::HwBackend split(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "sp"), *world);
+    const auto losses = train(split, plan, 0, kIterations);
+    const double diff = max_rel_diff(losses, expected);
+    check.expect(diff < 1e-12, plan.label() + " losses " + show(losses) + " vs without sp " +
+                                   show(expected) + " (max rel diff " + number(diff) + ")");
+  }
+  if (n >= 2) {
     // Live repartition: all layers but one move to the last stage after 2
     // iterations. Each layer computes the same thing wherever it lives, and
     // its weights and Adam moments move bit for bit, so losses are identical.

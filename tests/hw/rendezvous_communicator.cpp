@@ -154,6 +154,14 @@ class RendezvousCommunicator : public hw::Communicator {
     before_collective();
     return inner_->all_gather(mine);
   }
+  void all_gather(std::span<const float> mine, std::span<float> all) override {
+    before_collective();
+    inner_->all_gather(mine, all);
+  }
+  void reduce_scatter_sum(std::span<const float> all, std::span<float> mine) override {
+    before_collective();
+    inner_->reduce_scatter_sum(all, mine);
+  }
   void barrier() override {
     before_collective();
     inner_->barrier();

@@ -54,7 +54,7 @@ void BM_DeviceLayerHost(benchmark::State& state) {
   hw::DeviceBuffer grad(k, static_cast<std::size_t>(dy.size()));
   hw::DeviceStash stash(k, s);
   hw::DeviceWorkspace ws(k, s);
-  const hw::DeviceTpReduce none = [](float*, std::size_t) {};
+  const hw::DeviceTpComm none{[](float*, std::size_t) {}, {}, {}};
   for (auto _ : state) {
     // The inputs as the executor has them: x copied into its buffer, dy in place.
     k.upload(std::span<const float>(x.data(), act.size()), act.data());
