@@ -228,7 +228,12 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
           all_reduce_s(p, grad_bytes - full * bucket, plan.dp, "dp") +
           4.0 * grad_bytes / p.memory_Bps * wall;  // into the bucket and back: 2 reads + 2 writes
     }
-    const double opt_s = stage_layers * layer_params * opt_ns * 1e-9 * wall;
+    // The distributed optimizer updates this rank's 1/dp of the weights (its
+    // reduce-scatter and all-gather move an all-reduce's bytes: dp_s above).
+    const double updated = plan.optimizer_sharding == core::OptimizerSharding::Distributed
+                               ? stage_layers * layer_params / plan.dp
+                               : stage_layers * layer_params;
+    const double opt_s = updated * opt_ns * 1e-9 * wall;
     finish_s = std::max(finish_s, zero_s + clock[static_cast<std::size_t>(s)] + dp_s + opt_s);
     worst_pipe_s = std::max(worst_pipe_s, clock[static_cast<std::size_t>(s)]);
     worst_dp_s = std::max(worst_dp_s, dp_s);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "hw/model/dp_shards.hpp"
+
 namespace parashift::hw {
 
 namespace {
@@ -349,23 +351,24 @@ void device_layer_backward_weight(DeviceKernels& k, const LayerShape& s, DeviceS
 }
 
 DeviceOptimizerState zero_device_state(DeviceKernels& k, const OptimizerConfig& config,
-                                       const LayerShape& shape) {
+                                       const LayerShape& shape, int shards, int shard) {
   DeviceOptimizerState state;
-  if (config.kind == OptimizerKind::Adam) {
-    state.m = zero_device_layer(k, shape);
-    state.v = zero_device_layer(k, shape);
-  }
+  if (config.kind != OptimizerKind::Adam) return state;
+  state.m = zero_device_layer(k, shape);
+  state.v = zero_device_layer(k, shape);
+  if (shards == 1) return state;
+  for (DeviceLayerTensors* moments : {&state.m, &state.v})
+    for (DeviceBuffer* b : moments->all())
+      *b = DeviceBuffer(k, shard_of(b->size(), shards, shard).count);
   return state;
 }
 
-void device_optimizer_update(DeviceKernels& k, const OptimizerConfig& c, long long step,
-                             DeviceLayerTensors& weights, const DeviceLayerTensors& grads,
-                             DeviceOptimizerState& state) {
-  auto w = weights.all();
-  const auto g = grads.all();
+void device_optimizer_update_range(DeviceKernels& k, const OptimizerConfig& c, long long step,
+                                   float* weights, const float* grad, float* m, float* v,
+                                   std::size_t count) {
+  if (count == 0) return;
   if (c.kind == OptimizerKind::Sgd) {
-    for (std::size_t i = 0; i < w.size(); ++i)
-      k.sgd_update(w[i]->data(), g[i]->data(), w[i]->size(), c.learning_rate);
+    k.sgd_update(weights, grad, count, c.learning_rate);
     return;
   }
   AdamStep s;
@@ -375,10 +378,19 @@ void device_optimizer_update(DeviceKernels& k, const OptimizerConfig& c, long lo
   s.epsilon = c.epsilon;
   s.correction1 = 1.0f - std::pow(c.beta1, static_cast<float>(step));
   s.correction2 = 1.0f - std::pow(c.beta2, static_cast<float>(step));
-  auto m = state.m.all();
-  auto v = state.v.all();
+  k.adam_update(weights, m, v, grad, count, s);
+}
+
+void device_optimizer_update(DeviceKernels& k, const OptimizerConfig& c, long long step,
+                             DeviceLayerTensors& weights, const DeviceLayerTensors& grads,
+                             DeviceOptimizerState& state) {
+  auto w = weights.all();
+  const auto g = grads.all();
+  const bool adam = c.kind == OptimizerKind::Adam;
   for (std::size_t i = 0; i < w.size(); ++i)
-    k.adam_update(w[i]->data(), m[i]->data(), v[i]->data(), g[i]->data(), w[i]->size(), s);
+    device_optimizer_update_range(k, c, step, w[i]->data(), g[i]->data(),
+                                  adam ? state.m.all()[i]->data() : nullptr,
+                                  adam ? state.v.all()[i]->data() : nullptr, w[i]->size());
 }
 
 }  // namespace parashift::hw

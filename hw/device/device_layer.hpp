@@ -131,8 +131,15 @@ void device_layer_backward_weight(DeviceKernels& kernels, const LayerShape& shap
 struct DeviceOptimizerState {
   DeviceLayerTensors m, v;
 };
+/// Zero moments for every element of each weight tensor, or (distributed
+/// optimizer) for shard `shard` of `shards` of each (hw/exec/dp_shards.hpp).
 DeviceOptimizerState zero_device_state(DeviceKernels& kernels, const OptimizerConfig& config,
-                                       const LayerShape& shape);
+                                       const LayerShape& shape, int shards = 1, int shard = 0);
+/// optimizer_update on `count` consecutive weights: `grad` their gradients,
+/// `m` and `v` their Adam moments (unused for SGD); step `step` (1-based).
+void device_optimizer_update_range(DeviceKernels& kernels, const OptimizerConfig& config,
+                                   long long step, float* weights, const float* grad, float* m,
+                                   float* v, std::size_t count);
 /// optimizer_update (hw/model/optimizer.hpp) on the device: step `step` (1-based).
 void device_optimizer_update(DeviceKernels& kernels, const OptimizerConfig& config, long long step,
                              DeviceLayerTensors& weights, const DeviceLayerTensors& grads,

@@ -13,36 +13,18 @@
 #include "core/work_split.hpp"
 #include "hw/cpu/host_allocator.hpp"
 #include "hw/device/host_kernels.hpp"
+#include "hw/exec/step_counters.hpp"
 #include "hw/model/synthetic_data.hpp"
 
 namespace parashift::hw {
 
 namespace {
 
-core::TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 core::TimeNs thread_cpu_ns() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<core::TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
-
-// Adds the time since construction to `sink` when it goes out of scope.
-class ScopedTimer {
- public:
-  explicit ScopedTimer(core::TimeNs& sink) : sink_(sink), start_(now_ns()) {}
-  ~ScopedTimer() { sink_ += now_ns() - start_; }
-  ScopedTimer(const ScopedTimer&) = delete;
-  ScopedTimer& operator=(const ScopedTimer&) = delete;
-
- private:
-  core::TimeNs& sink_;
-  core::TimeNs start_;
-};
 
 void check_supported(const core::ParallelPlan& plan) {
   auto reject = [](const std::string& what) {
@@ -58,9 +40,8 @@ void check_supported(const core::ParallelPlan& plan) {
     reject(
         "recompute: full with schedule zb_h1 (its weight passes would need the whole "
         "forward again); expected none or selective");
-  if (plan.optimizer_sharding != core::OptimizerSharding::None)
-    reject(std::string("optimizer_sharding: expected none, found ") +
-           core::to_string(plan.optimizer_sharding));
+  if (plan.optimizer_sharding == core::OptimizerSharding::Fsdp)
+    reject("optimizer_sharding: expected none or distributed, found fsdp");
 }
 
 // Holds a compute slot, when the job has them, while in scope; give() and
@@ -101,13 +82,6 @@ std::span<float> span_of(DeviceBuffer& b) {
 }
 
 }  // namespace
-
-struct HwBackend::Counters {
-  core::TimeNs compute_ns = 0, tp_ns = 0, pp_ns = 0, dp_ns = 0, wall_ns = 0;
-  double tp_bytes = 0, pp_bytes = 0, dp_bytes = 0;
-  double peak_stash_bytes = 0;
-  double loss = 0;
-};
 
 HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t seed,
                      const core::ParallelPlan& plan, HwOptions options, Communicator& world)
@@ -185,15 +159,21 @@ HwBackend::LayerSlot HwBackend::new_slot(int layer) const {
   LayerSlot slot;
   slot.weights = init_device_layer(*kernels_, shape_, seed_, layer, groups_.coord.tp);
   slot.grads = zero_device_layer(*kernels_, shape_);
-  slot.state = zero_device_state(*kernels_, options_.optimizer, shape_);
+  slot.state = optimizer_state();
   return slot;
+}
+
+DeviceOptimizerState HwBackend::optimizer_state() const {
+  const bool sharded = plan_.optimizer_sharding == core::OptimizerSharding::Distributed;
+  return zero_device_state(*kernels_, options_.optimizer, shape_, sharded ? plan_.dp : 1,
+                           sharded ? groups_.coord.dp : 0);
 }
 
 HwBackend::LayerSlot HwBackend::blank_slot() const {
   LayerSlot slot;
   slot.weights = zero_device_layer(*kernels_, shape_);
   slot.grads = zero_device_layer(*kernels_, shape_);
-  slot.state = zero_device_state(*kernels_, options_.optimizer, shape_);
+  slot.state = optimizer_state();
   return slot;
 }
 
@@ -241,17 +221,27 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   for (auto& [index, slot] : layers_)
     for (DeviceBuffer* g : slot.grads.all()) kernels_->fill_zero(g->data(), g->size());
   run_pipeline(counters);
-  all_reduce_gradients(counters);
+  const bool sharded = plan_.optimizer_sharding == core::OptimizerSharding::Distributed;
+  if (sharded) {
+    reduce_scatter_gradients(counters);
+  } else {
+    all_reduce_gradients(counters);
+  }
   {
     SlotGuard held(options_.compute_slots);
     const core::TimeNs t0 = compute_now_ns();
-    for (auto& [index, slot] : layers_)
-      device_optimizer_update(*kernels_, options_.optimizer, iteration_ + 1, slot.weights,
-                              slot.grads, slot.state);
+    if (sharded) {
+      update_weight_shards();
+    } else {
+      for (auto& [index, slot] : layers_)
+        device_optimizer_update(*kernels_, options_.optimizer, iteration_ + 1, slot.weights,
+                                slot.grads, slot.state);
+    }
     kernels_->synchronize();
     stretch(compute_now_ns() - t0);
     counters.compute_ns += compute_now_ns() - t0;
   }
+  if (sharded) all_gather_weights(counters);
   // The loss lives on the last stage's tp-rank-0 members; one sum gives it to everyone.
   // (Under sequence parallelism each tp rank holds the loss of its tokens.)
   const bool holds_loss =
@@ -497,9 +487,12 @@ void HwBackend::all_reduce_gradients(Counters& c) {
 
 core::StepReport HwBackend::make_report(const Counters& c) const {
   // Every rank's counters, gathered so every rank builds the same report.
-  const double persistent_bytes = static_cast<double>(layers_.size()) *
-                                  static_cast<double>(layer_parameters(shape_)) * sizeof(float) *
-                                  (options_.optimizer.kind == OptimizerKind::Adam ? 4.0 : 2.0);
+  // Weights, gradients and Adam's moments (shards under the distributed optimizer).
+  double persistent_bytes = 0;
+  for (const auto& [index, slot] : layers_)
+    for (const DeviceLayerTensors* set : {&slot.weights, &slot.grads, &slot.state.m, &slot.state.v})
+      for (const DeviceBuffer* b : set->all())
+        persistent_bytes += static_cast<double>(b->size()) * sizeof(float);
   const std::vector<double> mine{static_cast<double>(c.compute_ns),
                                  static_cast<double>(c.tp_ns),
                                  static_cast<double>(c.pp_ns),

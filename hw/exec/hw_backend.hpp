@@ -24,6 +24,7 @@
 #include "hw/comm/communicator.hpp"
 #include "hw/device/device_layer.hpp"
 #include "hw/exec/comm_groups.hpp"
+#include "hw/model/dp_shards.hpp"
 #include "hw/model/optimizer.hpp"
 #include "hw/snapshot/shard_store.hpp"
 
@@ -114,9 +115,18 @@ class HwBackend : public core::Backend {
   };
   struct Counters;
   struct InFlight;
+  // One weight tensor and its gradient and Adam moments (shards under the
+  // distributed optimizer; null for SGD).
+  struct ShardTensor {
+    DeviceBuffer* weights;
+    DeviceBuffer* grads;
+    DeviceBuffer* m;
+    DeviceBuffer* v;
+  };
 
   LayerSlot new_slot(int layer) const;
-  LayerSlot blank_slot() const;  // zeros, for weights that arrive from elsewhere
+  LayerSlot blank_slot() const;                  // zeros, for weights that arrive from elsewhere
+  DeviceOptimizerState optimizer_state() const;  // zero moments (this rank's shards)
   DeviceStash take_stash();
   DeviceOutputGrads take_grads();
   DeviceBuffer& loss_grad(std::size_t micro_batch);
@@ -125,6 +135,12 @@ class HwBackend : public core::Backend {
   const float* sample(int micro_batch, bool target, DeviceBuffer& scratch);
   void run_pipeline(Counters& counters);
   void all_reduce_gradients(Counters& counters);
+  // The distributed optimizer (hw_backend_sharding.cpp).
+  std::vector<ShardTensor> shard_tensors();
+  void reduce_scatter_gradients(Counters& counters);
+  void update_weight_shards();
+  void all_gather_weights(Counters& counters);
+  float* shard_pack(const ShardBucket& bucket);  // a buffer of dp blocks
   core::StepReport make_report(const Counters& counters) const;
 
   void repartition(const std::vector<int>& layers_per_stage);
@@ -158,9 +174,11 @@ class HwBackend : public core::Backend {
   // tokens x hidden: a forward's activations, a backward's gradients, the
   // loss target; the dp bucket
   DeviceBuffer activation_, gradient_, target_, dp_bucket_;
-  std::vector<DeviceStash> free_stash_;                             // reused by later micro-batches
-  std::vector<DeviceOutputGrads> free_grads_;                       // likewise (ZB-H1's B to W)
-  std::vector<DeviceBuffer> loss_grad_;                             // per micro-batch, last stage
+  std::vector<DeviceStash> free_stash_;        // reused by later micro-batches
+  std::vector<DeviceOutputGrads> free_grads_;  // likewise (ZB-H1's B to W)
+  std::vector<ShardBucket> shard_buckets_;     // this iteration's, distributed optimizer
+  DeviceBuffer shard_block_, shard_pack_;      // this rank's shard of every bucket; dp blocks
+  std::vector<DeviceBuffer> loss_grad_;        // per micro-batch, last stage
   std::map<int, DeviceBuffer> resident_inputs_, resident_targets_;  // by global micro-batch
   core::TimeNs compute_now_ns() const;
   /// Spins until `segment_ns` x (slowdown - 1) more compute-clock time has passed.

@@ -104,34 +104,35 @@ void HwBackend::rebalance(const std::vector<int>& counts) {
 
 // A slot's weights and optimizer moments travel through host memory: down
 // from the device, into the byte stream, and back up on the other side.
+// (Buffer by buffer: the moments are this rank's shards under the
+// distributed optimizer, and a layer moves between ranks of the same dp
+// coordinate, which hold the same shards.)
 void HwBackend::write_slot(ByteWriter& out, const LayerSlot& slot) const {
-  for (const DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind)) {
-    const LayerTensors host = download_layer(*kernels_, *set, shape_);
-    for (const Matrix* m : host.all()) out.matrix(*m);
-  }
+  for (const DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind))
+    for (const DeviceBuffer* b : set->all()) {
+      std::vector<float> host(b->size());
+      kernels_->download(b->data(), host);
+      out.floats(host);
+    }
 }
 
 void HwBackend::read_slot(ByteReader& in, LayerSlot& slot) const {
-  LayerTensors host = zero_layer(shape_);
-  for (DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind)) {
-    auto device = set->all();
-    auto matrices = host.all();
-    for (std::size_t i = 0; i < matrices.size(); ++i) {
-      in.matrix(*matrices[i]);  // checks the shape
-      kernels_->upload(std::span<const float>(matrices[i]->data(), device[i]->size()),
-                       device[i]->data());
+  for (DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind))
+    for (DeviceBuffer* b : set->all()) {
+      std::vector<float> host(b->size());
+      in.floats(host);  // checks the length
+      kernels_->upload(host, b->data());
     }
-  }
 }
 
-// Payload: iteration, tp, pp, dp, virtual stages, optimizer, layers per
-// virtual stage, micro-batches
+// Payload: iteration, tp, pp, dp, virtual stages, optimizer, its sharding,
+// layers per virtual stage, micro-batches
 // per replica, then this rank's layers (index, weights, optimizer state).
 std::vector<std::byte> HwBackend::serialize() const {
   ByteWriter out;
   out.i64(iteration_);
   out.ints({plan_.tp, plan_.pp, plan_.dp, plan_.virtual_stages,
-            static_cast<int>(options_.optimizer.kind)});
+            static_cast<int>(options_.optimizer.kind), static_cast<int>(plan_.optimizer_sharding)});
   out.ints(layers_per_stage_);
   out.ints(micro_batches_);
   out.i64(static_cast<std::int64_t>(layers_.size()));
@@ -145,8 +146,12 @@ std::vector<std::byte> HwBackend::serialize() const {
 void HwBackend::deserialize(std::span<const std::byte> payload) {
   ByteReader in(payload);
   const std::int64_t iteration = in.i64();
-  const std::vector<int> expected{plan_.tp, plan_.pp, plan_.dp, plan_.virtual_stages,
-                                  static_cast<int>(options_.optimizer.kind)};
+  const std::vector<int> expected{plan_.tp,
+                                  plan_.pp,
+                                  plan_.dp,
+                                  plan_.virtual_stages,
+                                  static_cast<int>(options_.optimizer.kind),
+                                  static_cast<int>(plan_.optimizer_sharding)};
   if (in.ints() != expected)
     throw HwError("snapshot shard was written under another plan or optimizer than " +
                   plan_.label() + " " + to_string(options_.optimizer.kind));

@@ -27,6 +27,11 @@ void ByteWriter::matrix(const Matrix& m) {
   raw(m.data(), static_cast<std::size_t>(m.size()) * sizeof(float));
 }
 
+void ByteWriter::floats(std::span<const float> v) {
+  i64(static_cast<std::int64_t>(v.size()));
+  raw(v.data(), v.size_bytes());
+}
+
 void ByteReader::raw(void* data, std::size_t n) {
   if (bytes_.size() - at_ < n)
     throw HwError("shard payload ends early: need " + std::to_string(n) + " bytes at offset " +
@@ -58,6 +63,14 @@ void ByteReader::matrix(Matrix& m) {
                   " where " + std::to_string(m.rows()) + "x" + std::to_string(m.cols()) +
                   " was expected");
   raw(m.data(), static_cast<std::size_t>(m.size()) * sizeof(float));
+}
+
+void ByteReader::floats(std::span<float> v) {
+  const auto n = i64();
+  if (n != static_cast<std::int64_t>(v.size()))
+    throw HwError("shard payload: " + std::to_string(n) + " floats where " +
+                  std::to_string(v.size()) + " were expected");
+  raw(v.data(), v.size_bytes());
 }
 
 }  // namespace parashift::hw

@@ -16,6 +16,7 @@ class ByteWriter {
   void i64(std::int64_t v);
   void ints(const std::vector<int>& v);
   void matrix(const Matrix& m);
+  void floats(std::span<const float> v);
   const std::vector<std::byte>& bytes() const { return bytes_; }
 
  private:
@@ -31,6 +32,8 @@ class ByteReader {
   std::vector<int> ints();
   /// Reads into `m`, whose shape must match what was written.
   void matrix(Matrix& m);
+  /// Reads into `v`, whose length must match what was written.
+  void floats(std::span<float> v);
   bool done() const { return at_ == bytes_.size(); }
 
  private:

@@ -1,9 +1,9 @@
 // Run under mpirun -np 2: the calibrated prediction of the CPU executor's
 // iteration time against the measured one, for a data-parallel plan and
 // pipeline plans (1F1B, ZB-H1, interleaved 1F1B with two chunks per stage),
-// with selective and full activation recompute, and tensor-parallel plans
-// with and without sequence parallelism, of tests/hw/data/hw-cpu-2rank.yaml
-// (argv[1]).
+// with selective and full activation recompute, tensor-parallel plans with
+// and without sequence parallelism, and dp 2 with the distributed optimizer,
+// of tests/hw/data/hw-cpu-2rank.yaml (argv[1]).
 //
 // The kernels are calibrated by hw::ExecutorKernelBench (every GEMM of the
 // executor's op list by shape and layout, GELU, softmax, data, loss, Adam;
@@ -152,7 +152,8 @@ int main(int argc, char** argv) {
       {"plan.dp=2", "plan.pp=1", "plan.recompute=selective"},
       {"plan.pp=2", "plan.dp=1", "plan.recompute=full"},
       {"plan.tp=2", "plan.dp=1", "plan.pp=1"},
-      {"plan.tp=2", "plan.dp=1", "plan.pp=1", "plan.sequence_parallel=true"}};
+      {"plan.tp=2", "plan.dp=1", "plan.pp=1", "plan.sequence_parallel=true"},
+      {"plan.dp=2", "plan.pp=1", "plan.optimizer_sharding=distributed"}};
   for (const auto& overrides : plans) {
     const core::Scenario scenario = core::load_scenario(argv[1], overrides);
     if (world->rank() == 0) std::printf("%s\n", scenario.plan.label().c_str());
