@@ -19,20 +19,6 @@ core::ParallelPlan distributed(core::ParallelPlan plan) {
   return plan;
 }
 
-std::vector<double> train(const core::ParallelPlan& plan, test::GroupRun run,
-                          std::vector<core::StepReport>* reports = nullptr) {
-  test::Group group = hw::make_thread_group(plan.gpus());
-  run.reports = reports;
-  return test::train_group(group, plan, run);
-}
-
-double dp_bytes(const core::StepReport& report) {
-  double bytes = 0;
-  for (const auto& g : report.comm)
-    if (g.group.rfind("dp[", 0) == 0) bytes += g.bytes;
-  return bytes;
-}
-
 }  // namespace
 
 TEST_CASE("shards: ceil(n / ranks) each in rank order; buckets of whole tensors") {
@@ -61,7 +47,7 @@ TEST_CASE("the distributed optimizer trains as the replicated one, bit for bit")
     for (const auto& plan : {test::tiny_plan(1, 1, 2), test::tiny_plan(1, 2, 2),
                              test::tiny_plan(2, 1, 2), test::tiny_plan(1, 1, 4)}) {
       CAPTURE(plan.label());
-      CHECK(train(distributed(plan), run) == train(plan, run));
+      CHECK(test::train_threads(distributed(plan), run) == test::train_threads(plan, run));
     }
   }
 }
@@ -78,13 +64,13 @@ TEST_CASE("the distributed optimizer keeps 1/dp of Adam's moments and moves twic
   run.job = "zero1-mem";
   std::vector<core::StepReport> replicated, sharded;
   const auto plan = test::tiny_plan(1, 1, 2);
-  train(plan, run, &replicated);
-  train(distributed(plan), run, &sharded);
+  test::train_threads(plan, run, &replicated);
+  test::train_threads(distributed(plan), run, &sharded);
   for (std::size_t r = 0; r < 2; ++r)
     CHECK(replicated.at(0).rank_peak_memory_bytes[r] - sharded.at(0).rank_peak_memory_bytes[r] ==
           doctest::Approx(131072));
-  CHECK(dp_bytes(replicated.at(0)) == doctest::Approx(8192.0 * 4 * 4));
-  CHECK(dp_bytes(sharded.at(0)) == doctest::Approx(2 * 8192.0 * 4 * 4));
+  CHECK(test::comm_bytes(replicated.at(0), "dp[") == doctest::Approx(8192.0 * 4 * 4));
+  CHECK(test::comm_bytes(sharded.at(0), "dp[") == doctest::Approx(2 * 8192.0 * 4 * 4));
 }
 
 TEST_CASE("the distributed optimizer: layers move with their moment shards, snapshots restore") {
@@ -96,7 +82,7 @@ TEST_CASE("the distributed optimizer: layers move with their moment shards, snap
   test::GroupRun steady;
   steady.job = "zero1-steady";
   steady.iterations = 4;
-  const auto undisturbed = train(plan, steady);
+  const auto undisturbed = test::train_threads(plan, steady);
   test::GroupRun run = steady;
   run.job = "zero1-moved";
   run.iterations = 5;
@@ -106,7 +92,7 @@ TEST_CASE("the distributed optimizer: layers move with their moment shards, snap
     if (i == 3) backend.apply({core::SnapshotDirective{3}, "test", 0});
     if (i == 4) backend.apply({core::RestoreDirective{3}, "test", 0});
   };
-  const auto losses = train(plan, run);
+  const auto losses = test::train_threads(plan, run);
   REQUIRE(losses.size() == 5);
   CHECK(std::vector<double>(losses.begin(), losses.begin() + 4) == undisturbed);
   CHECK(losses[4] == losses[3]);

@@ -29,9 +29,19 @@ struct GroupRun {
   std::vector<int>* final_layers = nullptr;          // when set: rank 0's split at the end
 };
 
+/// Runs body(rank) for ranks 0..ranks-1, each on its own thread; after all
+/// have ended, rethrows the first exception one of them threw.
+void run_ranks(int ranks, const std::function<void(int rank)>& body);
+
 /// Rank 0's losses over `run.iterations` of `plan` on `group` (size
 /// plan.gpus()); the first rank's exception, if any, is rethrown after
 /// every thread has ended.
 std::vector<double> train_group(Group& group, const core::ParallelPlan& plan, const GroupRun& run);
+/// train_group on a new thread group of plan.gpus() ranks; rank 0's step
+/// reports into `reports` when given.
+std::vector<double> train_threads(const core::ParallelPlan& plan, GroupRun run,
+                                  std::vector<core::StepReport>* reports = nullptr);
+/// The bytes of a report's groups named `prefix`... ("tp[", "pp[", "dp["), summed.
+double comm_bytes(const core::StepReport& report, const std::string& prefix);
 
 }  // namespace parashift::test

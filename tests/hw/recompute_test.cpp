@@ -21,20 +21,6 @@ core::ParallelPlan with(core::ParallelPlan plan, core::Recompute recompute,
   return plan;
 }
 
-std::vector<double> train(const core::ParallelPlan& plan, test::GroupRun run,
-                          std::vector<core::StepReport>* reports = nullptr) {
-  test::Group group = hw::make_thread_group(plan.gpus());
-  run.reports = reports;
-  return test::train_group(group, plan, run);
-}
-
-double tp_bytes(const core::StepReport& report) {
-  double bytes = 0;
-  for (const auto& g : report.comm)
-    if (g.group.rfind("tp[", 0) == 0) bytes += g.bytes;
-  return bytes;
-}
-
 }  // namespace
 
 TEST_CASE("recompute trains the same model to the same losses, bit for bit") {
@@ -43,16 +29,18 @@ TEST_CASE("recompute trains the same model to the same losses, bit for bit") {
   test::GroupRun run;
   run.job = "recompute";
   const auto pp2 = test::tiny_plan(1, 2, 1);
-  const auto reference = train(pp2, run);
+  const auto reference = test::train_threads(pp2, run);
   for (const auto recompute : {core::Recompute::Selective, core::Recompute::Full}) {
     CAPTURE(core::to_string(recompute));
-    CHECK(train(with(pp2, recompute), run) == reference);
-    CHECK(train(with(pp2, recompute, core::Schedule::Interleaved1F1B, 2), run) == reference);
+    CHECK(test::train_threads(with(pp2, recompute), run) == reference);
+    CHECK(test::train_threads(with(pp2, recompute, core::Schedule::Interleaved1F1B, 2), run) ==
+          reference);
   }
-  CHECK(train(with(pp2, core::Recompute::Selective, core::Schedule::ZeroBubbleH1), run) ==
-        reference);
+  CHECK(test::train_threads(with(pp2, core::Recompute::Selective, core::Schedule::ZeroBubbleH1),
+                            run) == reference);
   const auto tp2 = test::tiny_plan(2, 1, 1);
-  CHECK(train(with(tp2, core::Recompute::Full), run) == train(tp2, run));
+  CHECK(test::train_threads(with(tp2, core::Recompute::Full), run) ==
+        test::train_threads(tp2, run));
 }
 
 TEST_CASE("recompute keeps less: the probabilities (selective), all but the input (full)") {
@@ -74,9 +62,9 @@ TEST_CASE("recompute keeps less: the probabilities (selective), all but the inpu
   run.job = "recompute-mem";
   const auto pp2 = test::tiny_plan(1, 2, 1);
   std::vector<core::StepReport> a, b, c;
-  train(pp2, run, &a);
-  train(with(pp2, core::Recompute::Selective), run, &b);
-  train(with(pp2, core::Recompute::Full), run, &c);
+  test::train_threads(pp2, run, &a);
+  test::train_threads(with(pp2, core::Recompute::Selective), run, &b);
+  test::train_threads(with(pp2, core::Recompute::Full), run, &c);
   const auto& base = a.at(0).rank_peak_memory_bytes;
   const auto& sel = b.at(0).rank_peak_memory_bytes;
   const auto& all = c.at(0).rank_peak_memory_bytes;
@@ -94,10 +82,12 @@ TEST_CASE("full recompute repeats the forward's tensor-parallel all-reduces") {
   run.job = "recompute-tp";
   const auto tp2 = test::tiny_plan(2, 1, 1);
   std::vector<core::StepReport> none, full, selective;
-  train(tp2, run, &none);
-  train(with(tp2, core::Recompute::Full), run, &full);
-  train(with(tp2, core::Recompute::Selective), run, &selective);
-  REQUIRE(tp_bytes(none.at(0)) > 0);
-  CHECK(tp_bytes(full.at(0)) == doctest::Approx(1.5 * tp_bytes(none.at(0))));
-  CHECK(tp_bytes(selective.at(0)) == doctest::Approx(tp_bytes(none.at(0))));
+  test::train_threads(tp2, run, &none);
+  test::train_threads(with(tp2, core::Recompute::Full), run, &full);
+  test::train_threads(with(tp2, core::Recompute::Selective), run, &selective);
+  REQUIRE(test::comm_bytes(none.at(0), "tp[") > 0);
+  CHECK(test::comm_bytes(full.at(0), "tp[") ==
+        doctest::Approx(1.5 * test::comm_bytes(none.at(0), "tp[")));
+  CHECK(test::comm_bytes(selective.at(0), "tp[") ==
+        doctest::Approx(test::comm_bytes(none.at(0), "tp[")));
 }

@@ -5,10 +5,6 @@
 // communicator once did, deadlocks 1F1B on the same model.
 #include <doctest/doctest.h>
 
-#include <exception>
-#include <mutex>
-#include <thread>
-
 #include "core/pipeline_schedule.hpp"
 #include "hw/comm/deferred_sends.hpp"
 #include "hw/comm/thread_communicator.hpp"
@@ -132,47 +128,35 @@ namespace {
 // does; by_steps takes each core::stage_steps step's inputs together,
 // otherwise each pass's alone. Throws the first rank's HwError.
 void exchange(Group& group, core::Schedule schedule, int pp, int v, int m, bool by_steps) {
-  std::exception_ptr failure;
-  std::mutex mutex;
-  std::vector<std::thread> threads;
-  for (int s = 0; s < pp; ++s)
-    threads.emplace_back([&, s] {
-      try {
-        hw::Communicator& comm = *group[static_cast<std::size_t>(s)];
-        const int last = pp * v - 1, next = (s + 1) % pp, prev = (s + pp - 1) % pp;
-        auto steps = core::stage_steps(schedule, pp, s, m, v);
-        if (!by_steps) {
-          std::vector<std::vector<core::PassOp>> passes;
-          for (const auto& step : steps)
-            for (const auto& op : step) passes.push_back({op});
-          steps = passes;
-        }
-        float forward_in = 0, backward_in = 0, out = 1;
-        for (const auto& step : steps) {
-          std::vector<hw::RecvRequest> inputs;
-          for (const auto& op : step) {
-            const int g = core::virtual_stage(pp, s, op.chunk);
-            if (op.kind == core::PassKind::Forward && g > 0)
-              inputs.push_back({{&forward_in, 1}, prev, 2 * g});
-            if (op.kind == core::PassKind::Backward && g < last)
-              inputs.push_back({{&backward_in, 1}, next, 2 * g + 1});
-          }
-          comm.recv_group(inputs);
-          for (const auto& op : step) {
-            const int g = core::virtual_stage(pp, s, op.chunk);
-            if (op.kind == core::PassKind::Forward && g < last)
-              comm.send({&out, 1}, next, 2 * g + 2);
-            if (op.kind == core::PassKind::Backward && g > 0) comm.send({&out, 1}, prev, 2 * g - 1);
-          }
-        }
-        comm.flush_sends();
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!failure) failure = std::current_exception();
+  test::run_ranks(pp, [&](int s) {
+    hw::Communicator& comm = *group[static_cast<std::size_t>(s)];
+    const int last = pp * v - 1, next = (s + 1) % pp, prev = (s + pp - 1) % pp;
+    auto steps = core::stage_steps(schedule, pp, s, m, v);
+    if (!by_steps) {
+      std::vector<std::vector<core::PassOp>> passes;
+      for (const auto& step : steps)
+        for (const auto& op : step) passes.push_back({op});
+      steps = passes;
+    }
+    float forward_in = 0, backward_in = 0, out = 1;
+    for (const auto& step : steps) {
+      std::vector<hw::RecvRequest> inputs;
+      for (const auto& op : step) {
+        const int g = core::virtual_stage(pp, s, op.chunk);
+        if (op.kind == core::PassKind::Forward && g > 0)
+          inputs.push_back({{&forward_in, 1}, prev, 2 * g});
+        if (op.kind == core::PassKind::Backward && g < last)
+          inputs.push_back({{&backward_in, 1}, next, 2 * g + 1});
       }
-    });
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+      comm.recv_group(inputs);
+      for (const auto& op : step) {
+        const int g = core::virtual_stage(pp, s, op.chunk);
+        if (op.kind == core::PassKind::Forward && g < last) comm.send({&out, 1}, next, 2 * g + 2);
+        if (op.kind == core::PassKind::Backward && g > 0) comm.send({&out, 1}, prev, 2 * g - 1);
+      }
+    }
+    comm.flush_sends();
+  });
 }
 
 }  // namespace

@@ -28,11 +28,6 @@ test::GroupRun six_layer_run(const std::string& job, int iterations = 3) {
   return run;
 }
 
-std::vector<double> train(const core::ParallelPlan& plan, const test::GroupRun& run) {
-  test::Group group = hw::make_thread_group(plan.gpus());
-  return test::train_group(group, plan, run);
-}
-
 }  // namespace
 
 TEST_CASE("every schedule trains the same model to the same losses, bit for bit") {
@@ -41,7 +36,7 @@ TEST_CASE("every schedule trains the same model to the same losses, bit for bit"
   // under every schedule (ZB-H1's W passes and interleaving's per-chunk
   // backwards keep that order), so the losses are identical to one rank's.
   const auto run = six_layer_run("sched");
-  const auto reference = train(test::tiny_plan(1, 1, 1), run);
+  const auto reference = test::train_threads(test::tiny_plan(1, 1, 1), run);
   REQUIRE(reference.size() == 3);
   CHECK(reference[2] < reference[0]);  // it trains
   for (const auto& plan :
@@ -50,7 +45,7 @@ TEST_CASE("every schedule trains the same model to the same losses, bit for bit"
         plan_with(2, core::Schedule::Interleaved1F1B, 2),
         plan_with(2, core::Schedule::Interleaved1F1B, 3)}) {
     CAPTURE(plan.label());
-    CHECK(train(plan, run) == reference);
+    CHECK(test::train_threads(plan, run) == reference);
   }
 }
 
@@ -66,9 +61,9 @@ TEST_CASE("ZB-H1 holds each micro-batch's output gradients from its B to its W")
   run.iterations = 1;
   run.job = "zb-mem";
   run.reports = &one_f_one_b;
-  const auto a = train(plan_with(2, core::Schedule::OneFOneB), run);
+  const auto a = test::train_threads(plan_with(2, core::Schedule::OneFOneB), run);
   run.reports = &zero_bubble;
-  const auto b = train(plan_with(2, core::Schedule::ZeroBubbleH1), run);
+  const auto b = test::train_threads(plan_with(2, core::Schedule::ZeroBubbleH1), run);
   CHECK(a == b);
   hw::HostKernels kernels;
   const hw::LayerShape shape{32, 4, 64, 1, test::kTinySeq, 1};
@@ -87,20 +82,20 @@ TEST_CASE("interleaved 1F1B: layers move between chunks live, losses unchanged")
   // iteration 2 they become {1,1,2,2}: layer 1 moves to stage 1, layers 2
   // and 3 to stage 0, layer 4 to stage 1, weights and Adam moments intact.
   const auto plan = plan_with(2, core::Schedule::Interleaved1F1B, 2);
-  const auto undisturbed = train(plan, six_layer_run("il-steady", 4));
+  const auto undisturbed = test::train_threads(plan, six_layer_run("il-steady", 4));
   auto run = six_layer_run("il-moved", 4);
   std::vector<int> final_layers;
   run.final_layers = &final_layers;
   run.before = [](hw::HwBackend& backend, int i) {
     if (i == 2) backend.apply({core::RepartitionDirective{{1, 1, 2, 2}}, "test", 0});
   };
-  CHECK(train(plan, run) == undisturbed);
+  CHECK(test::train_threads(plan, run) == undisturbed);
   CHECK(final_layers == std::vector<int>{1, 1, 2, 2});
   // A split with pp entries instead of pp x chunks is refused.
   run.before = [](hw::HwBackend& backend, int i) {
     if (i == 1) backend.apply({core::RepartitionDirective{{3, 3}}, "test", 0});
   };
-  CHECK_THROWS_WITH_AS(train(plan, run),
+  CHECK_THROWS_WITH_AS(test::train_threads(plan, run),
                        "repartition layers_per_stage: expected 4 entries >= 1 summing to 6, "
                        "found [3,3]",
                        core::InputError);
@@ -115,7 +110,7 @@ TEST_CASE("interleaved 1F1B: a snapshot restores every chunk's layers") {
     if (i == 2) backend.apply({core::SnapshotDirective{2}, "test", 0});
     if (i == 4) backend.apply({core::RestoreDirective{2}, "test", 0});
   };
-  const auto losses = train(plan_with(2, core::Schedule::Interleaved1F1B, 2), run);
+  const auto losses = test::train_threads(plan_with(2, core::Schedule::Interleaved1F1B, 2), run);
   REQUIRE(losses.size() == 6);
   CHECK(losses[4] == losses[2]);
   CHECK(losses[5] == losses[3]);

@@ -17,20 +17,6 @@ core::ParallelPlan sp(core::ParallelPlan plan) {
   return plan;
 }
 
-std::vector<double> train(const core::ParallelPlan& plan, test::GroupRun run,
-                          std::vector<core::StepReport>* reports = nullptr) {
-  test::Group group = hw::make_thread_group(plan.gpus());
-  run.reports = reports;
-  return test::train_group(group, plan, run);
-}
-
-double group_bytes(const core::StepReport& report, const std::string& prefix) {
-  double bytes = 0;
-  for (const auto& g : report.comm)
-    if (g.group.rfind(prefix, 0) == 0) bytes += g.bytes;
-  return bytes;
-}
-
 }  // namespace
 
 TEST_CASE("sequence parallelism trains the model tensor parallelism does") {
@@ -55,10 +41,10 @@ TEST_CASE("sequence parallelism trains the model tensor parallelism does") {
       interleaved.virtual_stages = 2;
       variants.push_back(interleaved);
     }
-    const auto reference = train(base, run);
+    const auto reference = test::train_threads(base, run);
     for (const auto& plan : variants) {
       CAPTURE(plan.label());
-      const auto losses = train(plan, run);
+      const auto losses = test::train_threads(plan, run);
       REQUIRE(losses.size() == reference.size());
       for (std::size_t i = 0; i < losses.size(); ++i)
         CHECK(losses[i] == doctest::Approx(reference[i]).epsilon(1e-12));
@@ -77,8 +63,8 @@ TEST_CASE("sequence parallelism halves the stashed residuals and the pipeline's 
   run.job = "sp-mem";
   std::vector<core::StepReport> plain, split;
   const auto base = test::tiny_plan(2, 2, 1);
-  train(base, run, &plain);
-  train(sp(base), run, &split);
+  test::train_threads(base, run, &plain);
+  test::train_threads(sp(base), run, &split);
   const core::RankLayout layout(base);
   const auto& before = plain.at(0).rank_peak_memory_bytes;
   const auto& after = split.at(0).rank_peak_memory_bytes;
@@ -88,13 +74,14 @@ TEST_CASE("sequence parallelism halves the stashed residuals and the pipeline's 
     CHECK(before[stage0] - after[stage0] == doctest::Approx(4096));
     CHECK(before[stage1] - after[stage1] == doctest::Approx(2048));
   }
-  CHECK(group_bytes(split.at(0), "pp[") == doctest::Approx(0.5 * group_bytes(plain.at(0), "pp[")));
+  CHECK(test::comm_bytes(split.at(0), "pp[") ==
+        doctest::Approx(0.5 * test::comm_bytes(plain.at(0), "pp[")));
   // Per layer and micro-batch, tensor parallelism all-reduces 4 buffers of
   // 1024 bytes; sequence parallelism all-gathers 2 and reduce-scatters 2
   // forward, and backward gathers 4 (dy, dx1, and x and x1 again for the
   // weight gradients) and reduce-scatters 2: 10 whole buffers.
-  CHECK(group_bytes(split.at(0), "tp[") ==
-        doctest::Approx(10.0 / 4.0 * group_bytes(plain.at(0), "tp[")));
+  CHECK(test::comm_bytes(split.at(0), "tp[") ==
+        doctest::Approx(10.0 / 4.0 * test::comm_bytes(plain.at(0), "tp[")));
 }
 
 TEST_CASE("sequence parallelism needs a micro-batch's tokens to split over tp") {
@@ -102,7 +89,7 @@ TEST_CASE("sequence parallelism needs a micro-batch's tokens to split over tp") 
   test::GroupRun run;
   run.job = "sp-bad";
   run.seq_len = 6;
-  CHECK_THROWS_WITH_AS(train(sp(test::tiny_plan(4, 1, 1)), run),
+  CHECK_THROWS_WITH_AS(test::train_threads(sp(test::tiny_plan(4, 1, 1)), run),
                        "plan.sequence_parallel: the 6 tokens of a micro-batch do not split over "
                        "tp=4 (the hw executor does not run it)",
                        core::InputError);
