@@ -175,8 +175,10 @@ std::optional<Balancer::Candidate> Balancer::rebalance(const PolicyContext& cont
   const auto& now_micro = job.micro_batches_per_replica;
   const int total = std::accumulate(now_micro.begin(), now_micro.end(), 0);
   const auto layers = current_stage_layers(job);
+  // Interleaved 1F1B runs a replica's micro-batches in groups of pp.
+  const int step = job.plan.virtual_stages > 1 ? job.plan.pp : 1;
   const auto new_micro =
-      balanced_micro_batches(costs, layers, total, micro_batch_caps(job, costs), now_micro);
+      balanced_micro_batches(costs, layers, total, micro_batch_caps(job, costs), now_micro, step);
   if (new_micro.empty() || new_micro == now_micro) return std::nullopt;
   const double new_ns = iteration_time_ns(costs, layers, new_micro);
   if (new_ns >= now_ns) return std::nullopt;

@@ -129,20 +129,27 @@ std::vector<int> chunk_split(const std::vector<int>& stage_layers, int chunks) {
 std::vector<int> balanced_micro_batches(const StageCosts& costs,
                                         const std::vector<int>& stage_layers, int total,
                                         const std::vector<int>& max_micro,
-                                        const std::vector<int>& current) {
+                                        const std::vector<int>& current, int step) {
   // T_d(m) = (m - 1) * slowest_d + fill_d: precompute both per replica.
   std::vector<std::pair<double, double>> shape(static_cast<std::size_t>(costs.replicas));
   for (int d = 0; d < costs.replicas; ++d) {
     const double fill = replica_time_ns(costs, stage_layers, d, 1);
     shape[static_cast<std::size_t>(d)] = {replica_time_ns(costs, stage_layers, d, 2) - fill, fill};
   }
-  auto time = [&](std::size_t d, int m) { return (m - 1) * shape[d].first + shape[d].second; };
+  // In units of `step` micro-batches.
+  auto time = [&](std::size_t d, int units) {
+    return (units * step - 1) * shape[d].first + shape[d].second;
+  };
+  std::vector<int> caps;
+  for (int cap : max_micro) caps.push_back(cap / step);
   const std::vector<int> start(static_cast<std::size_t>(costs.replicas), 1);
   double seed = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < start.size(); ++d) {
-    seed = std::min(seed, time(d, current.empty() ? 1 : std::max(1, current[d])));
+    seed = std::min(seed, time(d, current.empty() ? 1 : std::max(1, current[d] / step)));
   }
-  return marginal_allocation(start, max_micro, total, seed, time);
+  std::vector<int> units = marginal_allocation(start, caps, total / step, seed, time);
+  for (int& u : units) u *= step;
+  return units;
 }
 
 }  // namespace parashift::core

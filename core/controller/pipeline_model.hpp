@@ -64,9 +64,11 @@ std::vector<int> chunk_split(const std::vector<int>& stage_layers, int chunks);
 /// and sum m_d = total (kept exact); empty when the caps leave no solution.
 /// Marginal allocation as above (T_d increases with m_d). `current`, counts
 /// of some allocation of `total` (each >= 1), only speeds it up; may be empty.
+/// Every m_d is a multiple of `step` (interleaved 1F1B needs multiples of pp;
+/// `total` must be one): the allocation runs in units of `step`.
 std::vector<int> balanced_micro_batches(const StageCosts& costs,
                                         const std::vector<int>& stage_layers, int total,
                                         const std::vector<int>& max_micro,
-                                        const std::vector<int>& current = {});
+                                        const std::vector<int>& current = {}, int step = 1);
 
 }  // namespace parashift::core

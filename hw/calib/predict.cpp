@@ -8,6 +8,7 @@
 #include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
 #include "hw/calib/executor_kernels.hpp"
+#include "hw/model/dp_shards.hpp"
 #include "hw/model/layer.hpp"
 
 namespace parashift::hw {
@@ -129,7 +130,8 @@ std::vector<GemmOp> iteration_gemm_ops(const ExecutorJob& job) {
                             plan.pp, 0) *
       plan.micro_batches();
   std::vector<GemmOp> out;
-  for (const auto& ops : {layer_forward_ops(shape), layer_backward_ops(shape)})
+  for (const auto& ops : {layer_forward_ops(shape), layer_backward_ops(shape),
+                          layer_recompute_ops(shape, plan.recompute)})
     for (GemmOp g : ops.gemms) {
       g.count *= repeat;
       out.push_back(g);
@@ -155,11 +157,15 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   const LayerOps fops = layer_forward_ops(shape), bops = layer_backward_ops(shape);
   const double tp_fwd_s = tp_collectives_s(p, fops, plan.tp);
   const double tp_bwd_s = tp_collectives_s(p, bops, plan.tp) + tp_collectives_s(p, rops, plan.tp);
-  const double activation_bytes = static_cast<double>(shape.tokens()) * shape.hidden * 4.0;
+  // A rank's activations: its token shard under sequence parallelism. The
+  // data are made whole on the host (then its rows uploaded); the loss runs
+  // on the rank's rows.
+  const double local = static_cast<double>(shape.tokens_local()) * shape.hidden;
+  const double activation_bytes = local * 4.0;
   const double wall = 1.0 / p.cpu_share;  // CPU time on a core -> wall time
   const double elements = static_cast<double>(shape.tokens()) * shape.hidden;
   const double data_s = elements * kernel_ns_per_element(p, kDataKernel) * 1e-9 * wall;
-  const double loss_s = elements * kernel_ns_per_element(p, kLossKernel) * 1e-9 * wall;
+  const double loss_s = local * kernel_ns_per_element(p, kLossKernel) * 1e-9 * wall;
   // A send on the pipeline: one buffer one way, timed as a 2-rank all-reduce
   // (ring: two half-buffer steps, the same bytes per rank in two latencies).
   const double send_s = plan.pp > 1 ? all_reduce_s(p, activation_bytes, 2) : 0.0;
@@ -167,50 +173,68 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
   const int pp = plan.pp, m = plan.micro_batches();
   const int virtual_stages = pp * plan.virtual_stages;
   const std::vector<int> layers = core::even_split(job.model->layers, virtual_stages);
-  // Replay every stage's schedule: an op starts when its stage is free and its
-  // input has arrived (sends are queued, so the sender does not wait). Passes
-  // are tracked per virtual stage (chunk k of stage s is k*pp + s).
-  std::vector<std::vector<core::PassOp>> ops(static_cast<std::size_t>(pp));
+  // Replay every stage's steps (core::stage_steps, as the executor runs
+  // them): a step starts when its stage is free and all its inputs have
+  // arrived (sends are queued, so the sender does not wait), then runs its
+  // passes in order. Passes are tracked per virtual stage (chunk k of stage
+  // s is k*pp + s).
+  std::vector<std::vector<std::vector<core::PassOp>>> steps(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s)
-    ops[static_cast<std::size_t>(s)] =
-        core::stage_schedule(plan.schedule, pp, s, m, plan.virtual_stages);
+    steps[static_cast<std::size_t>(s)] =
+        core::stage_steps(plan.schedule, pp, s, m, plan.virtual_stages);
   std::vector<std::vector<double>> fwd_done(static_cast<std::size_t>(virtual_stages),
                                             std::vector<double>(static_cast<std::size_t>(m), -1.0)),
       bwd_done = fwd_done;
-  std::vector<std::size_t> next(ops.size(), 0);
-  std::vector<double> clock(ops.size(), 0.0);
+  std::vector<std::size_t> next(steps.size(), 0);
+  std::vector<double> clock(steps.size(), 0.0);
+  // When `op`'s input is there (-1: not yet known).
+  auto arrival = [&](int s, const core::PassOp& op) {
+    const auto g = static_cast<std::size_t>(core::virtual_stage(pp, s, op.chunk));
+    const auto mb = static_cast<std::size_t>(op.micro_batch);
+    if (op.kind == core::PassKind::Forward && g > 0)
+      return fwd_done[g - 1][mb] < 0 ? -1.0 : fwd_done[g - 1][mb] + send_s;
+    if (op.kind == core::PassKind::Backward && g + 1 < static_cast<std::size_t>(virtual_stages))
+      return bwd_done[g + 1][mb] < 0 ? -1.0 : bwd_done[g + 1][mb] + send_s;
+    return 0.0;  // data, the loss gradient, or W: this stage's own earlier work
+  };
   for (bool progress = true; progress;) {
     progress = false;
     for (int s = 0; s < pp; ++s) {
       const auto su = static_cast<std::size_t>(s);
-      while (next[su] < ops[su].size()) {
-        const core::PassOp& op = ops[su][next[su]];
-        const int g = core::virtual_stage(pp, s, op.chunk);
-        const auto gu = static_cast<std::size_t>(g);
-        const auto mb = static_cast<std::size_t>(op.micro_batch);
-        const double n_layers = layers[gu];
-        double ready = 0, work = 0;
-        if (op.kind == core::PassKind::Forward) {
-          if (g > 0 && fwd_done[gu - 1][mb] < 0) break;
-          ready = g > 0 ? fwd_done[gu - 1][mb] + send_s : 0.0;
-          work = n_layers * (fwd.total() + tp_fwd_s) + (g == 0 ? data_s : 0.0) +
-                 (g == virtual_stages - 1 ? data_s + loss_s : 0.0);
-        } else if (op.kind == core::PassKind::Backward) {
-          if (g < virtual_stages - 1 && bwd_done[gu + 1][mb] < 0) break;
-          ready = g < virtual_stages - 1 ? bwd_done[gu + 1][mb] + send_s : fwd_done[gu][mb];
-          work = n_layers * (b_s + tp_bwd_s);
-        } else {  // W: after its own B on this stage
-          work = n_layers * w_s;
+      while (next[su] < steps[su].size()) {
+        const auto& step = steps[su][next[su]];
+        double ready = 0;
+        bool waiting = false;
+        for (const core::PassOp& op : step) {
+          const double at = arrival(s, op);
+          waiting = waiting || at < 0;
+          ready = std::max(ready, at);
         }
-        clock[su] = std::max(clock[su], ready) + work;
-        if (op.kind == core::PassKind::Forward) fwd_done[gu][mb] = clock[su];
-        if (op.kind == core::PassKind::Backward) bwd_done[gu][mb] = clock[su];
+        if (waiting) break;
+        clock[su] = std::max(clock[su], ready);
+        for (const core::PassOp& op : step) {
+          const int g = core::virtual_stage(pp, s, op.chunk);
+          const auto gu = static_cast<std::size_t>(g);
+          const double n_layers = layers[gu];
+          if (op.kind == core::PassKind::Forward) {
+            clock[su] += n_layers * (fwd.total() + tp_fwd_s) + (g == 0 ? data_s : 0.0) +
+                         (g == virtual_stages - 1 ? data_s + loss_s : 0.0);
+            fwd_done[gu][static_cast<std::size_t>(op.micro_batch)] = clock[su];
+          } else if (op.kind == core::PassKind::Backward) {
+            clock[su] += n_layers * (b_s + tp_bwd_s);
+            bwd_done[gu][static_cast<std::size_t>(op.micro_batch)] = clock[su];
+          } else {
+            clock[su] += n_layers * w_s;
+          }
+        }
         ++next[su];
         progress = true;
       }
     }
   }
   const double layer_params = static_cast<double>(layer_parameters(shape));
+  const bool sharded =
+      plan.optimizer_sharding == core::OptimizerSharding::Distributed && plan.dp > 1;
   const double opt_ns =
       kernel_ns_per_element(p, job.optimizer == OptimizerKind::Adam ? kAdamKernel : kSgdKernel);
   IterationPrediction out;
@@ -220,19 +244,27 @@ IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationP
     const double grad_bytes = stage_layers * layer_params * 4.0;
     const double zero_s = grad_bytes / p.memory_Bps * wall;
     double dp_s = 0;
-    if (plan.dp > 1) {
+    if (plan.dp > 1 && !sharded) {
       const double bucket = static_cast<double>(job.dp_bucket_bytes);
       const double full = std::floor(grad_bytes / bucket);
-      dp_s =
-          full * all_reduce_s(p, bucket, plan.dp, "dp") +
-          all_reduce_s(p, grad_bytes - full * bucket, plan.dp, "dp") +
-          4.0 * grad_bytes / p.memory_Bps * wall;  // into the bucket and back: 2 reads + 2 writes
+      dp_s = full * all_reduce_s(p, bucket, plan.dp, "dp") +
+             all_reduce_s(p, grad_bytes - full * bucket, plan.dp, "dp");
     }
-    // The distributed optimizer updates this rank's 1/dp of the weights (its
-    // reduce-scatter and all-gather move an all-reduce's bytes: dp_s above).
-    const double updated = plan.optimizer_sharding == core::OptimizerSharding::Distributed
-                               ? stage_layers * layer_params / plan.dp
-                               : stage_layers * layer_params;
+    if (sharded) {
+      // Buckets of whole tensors (hw/model/dp_shards.hpp), each reduce-scattered
+      // and all-gathered: half an all-reduce of its bytes each.
+      std::vector<std::size_t> sizes;
+      for (int l = 0; l < static_cast<int>(stage_layers); ++l)
+        for (const std::size_t n : layer_tensor_sizes(shape)) sizes.push_back(n);
+      for (const ShardBucket& b :
+           shard_buckets(sizes, plan.dp, std::max<std::size_t>(1, job.dp_bucket_bytes / 4)))
+        dp_s += all_reduce_s(p, static_cast<double>(b.block) * plan.dp * 4.0, plan.dp, "dp");
+    }
+    // Gradients into the buckets and back (or weights back): 2 reads + 2 writes.
+    if (plan.dp > 1) dp_s += 4.0 * grad_bytes / p.memory_Bps * wall;
+    // The distributed optimizer updates this rank's 1/dp of the weights.
+    const double updated =
+        sharded ? stage_layers * layer_params / plan.dp : stage_layers * layer_params;
     const double opt_s = updated * opt_ns * 1e-9 * wall;
     finish_s = std::max(finish_s, zero_s + clock[static_cast<std::size_t>(s)] + dp_s + opt_s);
     worst_pipe_s = std::max(worst_pipe_s, clock[static_cast<std::size_t>(s)]);
@@ -287,10 +319,12 @@ core::WorkProfile executor_work_profile(const ExecutorJob& job, const Calibratio
   const double elements = static_cast<double>(shape.tokens()) * shape.hidden;
   const double wall = 1.0 / p.cpu_share;
   w.embedding_forward_ns = to_ns(elements * kernel_ns_per_element(p, kDataKernel) * 1e-9 * wall);
-  w.head_forward_ns = to_ns(
-      elements * (kernel_ns_per_element(p, kDataKernel) + kernel_ns_per_element(p, kLossKernel)) *
-      1e-9 * wall);
-  w.pp_activation_bytes = elements * 4.0;
+  // The loss and the pipeline's messages cover this rank's token shard.
+  const double local = static_cast<double>(shape.tokens_local()) * shape.hidden;
+  w.head_forward_ns = to_ns((elements * kernel_ns_per_element(p, kDataKernel) +
+                             local * kernel_ns_per_element(p, kLossKernel)) *
+                            1e-9 * wall);
+  w.pp_activation_bytes = local * 4.0;
   w.params_per_gpu_layer = static_cast<double>(layer_parameters(shape));
   w.grad_bytes_per_param = 4.0;  // fp32 gradients
   w.optimizer_s_per_param =

@@ -63,7 +63,8 @@ double all_reduce_s(const CalibrationProfile& profile, double bytes, int ranks,
 double gemm_op_s(const CalibrationProfile& profile, const GemmOp& op);
 
 /// One rank's GEMMs of one iteration of the plan (stage 0's layers, this
-/// replica's micro-batches, forward and backward), for GEMM-only replays.
+/// replica's micro-batches, forward, backward and what recompute reruns),
+/// for GEMM-only replays.
 std::vector<GemmOp> iteration_gemm_ops(const ExecutorJob& job);
 
 IterationPrediction predict_iteration(const ExecutorJob& job, const CalibrationProfile& profile);

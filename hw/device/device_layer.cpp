@@ -175,8 +175,26 @@ DeviceWorkspace::DeviceWorkspace(DeviceKernels& k, const LayerShape& s, core::Re
     dx1_local = DeviceBuffer(k, count(s.tokens_local(), s.hidden));
   }
   if (recompute == core::Recompute::None) return;
-  scratch.emplace(k, s);
-  recompute_out = DeviceBuffer(k, count(s.tokens_local(), s.hidden));
+  // Scratch for exactly what the stashes leave out: the probabilities
+  // (selective), everything but the layer input (full).
+  DeviceStash dropped(k, s);
+  if (recompute == core::Recompute::Selective) {
+    for (DeviceBuffer* buf :
+         {&dropped.x, &dropped.qkv, &dropped.ctx, &dropped.x1, &dropped.u, &dropped.act})
+      *buf = DeviceBuffer();
+  } else {
+    dropped.x = DeviceBuffer();
+    recompute_out = DeviceBuffer(k, count(s.tokens_local(), s.hidden));
+  }
+  scratch.emplace(std::move(dropped));
+}
+
+std::size_t DeviceWorkspace::bytes() const {
+  std::size_t n = 0;
+  for (const DeviceBuffer* buf : {&a, &b, &dact, &dctx, &dprobs, &x_full, &x1_full, &a_local,
+                                  &b_local, &dx1_local, &recompute_out})
+    n += buf->size() * sizeof(float);
+  return n + grads.bytes() + (scratch ? scratch->bytes() : 0);
 }
 
 namespace {
@@ -329,8 +347,12 @@ void device_layer_backward_input(DeviceKernels& k, const DeviceLayerTensors& w, 
   }
   k.gemm(plain(tk, h, w3, dqkv, w3, false, w.wqkv.data(), w3, true, ws.b.data(), h));
   k.add(dx1, reduced(s, tp, ws.b.data(), ws.b_local), dx, count(tl, h));
-  // The weight pass's inputs in full, gathered now (W may run much later).
-  if (sp) {
+  // The weight pass's inputs in full, gathered now (W may run much later);
+  // a full recompute has just gathered them.
+  if (sp && st.recompute == core::Recompute::Full) {
+    k.copy(ws.x_full.data(), og.x_full.data(), count(tk, h));
+    k.copy(ws.x1_full.data(), og.x1_full.data(), count(tk, h));
+  } else if (sp) {
     tp.all_gather(t.x, og.x_full.data(), count(tl, h));
     tp.all_gather(t.x1, og.x1_full.data(), count(tl, h));
   }

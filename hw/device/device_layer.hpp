@@ -86,6 +86,7 @@ struct DeviceWorkspace {
   /// forward's output (unused). Empty otherwise.
   std::optional<DeviceStash> scratch;
   DeviceBuffer recompute_out;
+  std::size_t bytes() const;
 };
 
 /// How a layer talks to its tensor-parallel group. Without sequence
@@ -132,7 +133,7 @@ struct DeviceOptimizerState {
   DeviceLayerTensors m, v;
 };
 /// Zero moments for every element of each weight tensor, or (distributed
-/// optimizer) for shard `shard` of `shards` of each (hw/exec/dp_shards.hpp).
+/// optimizer) for shard `shard` of `shards` of each (hw/model/dp_shards.hpp).
 DeviceOptimizerState zero_device_state(DeviceKernels& kernels, const OptimizerConfig& config,
                                        const LayerShape& shape, int shards = 1, int shard = 0);
 /// optimizer_update on `count` consecutive weights: `grad` their gradients,

@@ -67,9 +67,12 @@ class SlotGuard {
 };
 
 // Tags on the pipeline group: the activations into virtual stage g 2g, the
-// gradients into it 2g + 1. Micro-batches of one tag are sent and received
-// in the same order (every stage's schedule lists them in the same order),
-// which MPI's non-overtaking rule (and NCCL's in-order p2p) keeps.
+// gradients into it 2g + 1. MPI matches by tag, and within a tag in order
+// (non-overtaking): every stage's schedule lists a tag's micro-batches in
+// the same order. NCCL has no tags and matches a pair's messages by order
+// alone, which agrees because the two stages' steps post a pair's messages
+// across tags in the same order too (tests/hw/rendezvous_test.cpp checks
+// the losses against the tag-matching thread group).
 int forward_tag(int virtual_stage) {
   return 2 * virtual_stage;
 }
@@ -163,8 +166,13 @@ HwBackend::LayerSlot HwBackend::new_slot(int layer) const {
   return slot;
 }
 
+bool HwBackend::sharded_optimizer() const {
+  // (One replica has nothing to share out: the replicated update is the same.)
+  return plan_.optimizer_sharding == core::OptimizerSharding::Distributed && plan_.dp > 1;
+}
+
 DeviceOptimizerState HwBackend::optimizer_state() const {
-  const bool sharded = plan_.optimizer_sharding == core::OptimizerSharding::Distributed;
+  const bool sharded = sharded_optimizer();
   return zero_device_state(*kernels_, options_.optimizer, shape_, sharded ? plan_.dp : 1,
                            sharded ? groups_.coord.dp : 0);
 }
@@ -221,7 +229,7 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   for (auto& [index, slot] : layers_)
     for (DeviceBuffer* g : slot.grads.all()) kernels_->fill_zero(g->data(), g->size());
   run_pipeline(counters);
-  const bool sharded = plan_.optimizer_sharding == core::OptimizerSharding::Distributed;
+  const bool sharded = sharded_optimizer();
   if (sharded) {
     reduce_scatter_gradients(counters);
   } else {
@@ -487,21 +495,24 @@ void HwBackend::all_reduce_gradients(Counters& c) {
 
 core::StepReport HwBackend::make_report(const Counters& c) const {
   // Every rank's counters, gathered so every rank builds the same report.
-  // Weights, gradients and Adam's moments (shards under the distributed optimizer).
+  // Peak memory: weights, gradients and Adam's moments (shards under the
+  // distributed optimizer), the layers' shared workspace, and the most the
+  // micro-batches in flight held at once (stashes, ZB-H1's output gradients).
   double persistent_bytes = 0;
   for (const auto& [index, slot] : layers_)
     for (const DeviceLayerTensors* set : {&slot.weights, &slot.grads, &slot.state.m, &slot.state.v})
       for (const DeviceBuffer* b : set->all())
         persistent_bytes += static_cast<double>(b->size()) * sizeof(float);
-  const std::vector<double> mine{static_cast<double>(c.compute_ns),
-                                 static_cast<double>(c.tp_ns),
-                                 static_cast<double>(c.pp_ns),
-                                 static_cast<double>(c.dp_ns),
-                                 c.tp_bytes,
-                                 c.pp_bytes,
-                                 c.dp_bytes,
-                                 persistent_bytes + c.peak_stash_bytes,
-                                 static_cast<double>(c.wall_ns)};
+  const std::vector<double> mine{
+      static_cast<double>(c.compute_ns),
+      static_cast<double>(c.tp_ns),
+      static_cast<double>(c.pp_ns),
+      static_cast<double>(c.dp_ns),
+      c.tp_bytes,
+      c.pp_bytes,
+      c.dp_bytes,
+      persistent_bytes + static_cast<double>(workspace_->bytes()) + c.peak_stash_bytes,
+      static_cast<double>(c.wall_ns)};
   const std::size_t width = mine.size();
   const std::vector<double> all = world_.all_gather(mine);
   auto at = [&](int rank, std::size_t field) {
@@ -551,8 +562,8 @@ core::StepReport HwBackend::make_report(const Counters& c) const {
   for (int s = 0; s < plan_.pp && plan_.dp > 1; ++s)
     for (int t = 0; t < plan_.tp; ++t)
       add_group(
-          "dp[stage " + std::to_string(s) + ", tp " + std::to_string(t) + "]", "all_reduce", 3, 6,
-          false,
+          "dp[stage " + std::to_string(s) + ", tp " + std::to_string(t) + "]",
+          sharded_optimizer() ? "reduce_scatter+all_gather" : "all_reduce", 3, 6, false,
           [&](int d) {
             return layout.rank({t, 0, d, s});
           },

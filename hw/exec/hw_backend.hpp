@@ -2,12 +2,14 @@
 // runs real iterations of the synthetic transformer (the device layer,
 // device/device_layer.hpp, on the rank's DeviceKernels: host memory and
 // Eigen by default, a GPU with CudaKernels) shaped by the ModelSpec and
-// plan: 1F1B pipeline with activations sent between stages,
-// tensor-parallel all-reduces, bucketed data-parallel gradient all-reduce,
-// SGD or Adam on real buffers. Directives between iterations move real layer
-// buffers between stages (repartition), change micro-batches per replica
-// (rebalance), write snapshot shards to node shared memory and restore from
-// them, fetching only the shards a node lost.
+// plan: its pipeline schedule (GPipe, 1F1B, ZB-H1, interleaved 1F1B) with
+// activations sent between stages, tensor parallelism (with or without
+// sequence parallelism), activation recompute, bucketed data-parallel
+// gradient all-reduce or the distributed optimizer, SGD or Adam on real
+// buffers. Directives between iterations move real layer buffers between
+// stages (repartition), change micro-batches per replica (rebalance), write
+// snapshot shards to node shared memory and restore from them, fetching only
+// the shards a node lost.
 #pragma once
 
 #include <cstdint>
@@ -127,6 +129,7 @@ class HwBackend : public core::Backend {
   LayerSlot new_slot(int layer) const;
   LayerSlot blank_slot() const;                  // zeros, for weights that arrive from elsewhere
   DeviceOptimizerState optimizer_state() const;  // zero moments (this rank's shards)
+  bool sharded_optimizer() const;                // distributed optimizer over dp > 1
   DeviceStash take_stash();
   DeviceOutputGrads take_grads();
   DeviceBuffer& loss_grad(std::size_t micro_batch);

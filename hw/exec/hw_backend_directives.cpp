@@ -99,6 +99,13 @@ void HwBackend::repartition(const std::vector<int>& counts) {
 void HwBackend::rebalance(const std::vector<int>& counts) {
   const int total = std::accumulate(micro_batches_.begin(), micro_batches_.end(), 0);
   core::check_split(counts, plan_.dp, total, 1, "rebalance micro_batches");
+  // Interleaved 1F1B cycles through its chunks in groups of pp micro-batches.
+  if (plan_.virtual_stages > 1)
+    for (int m : counts)
+      if (m % plan_.pp != 0)
+        throw core::InputError("rebalance micro_batches: interleaved 1F1B needs multiples of pp=" +
+                               std::to_string(plan_.pp) + ", found " +
+                               core::format_int_list(counts));
   micro_batches_ = counts;
 }
 

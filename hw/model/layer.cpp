@@ -28,8 +28,15 @@ std::size_t LayerStash::bytes() const {
 }
 
 std::size_t layer_parameters(const LayerShape& s) {
-  return static_cast<std::size_t>(s.hidden) *
-         static_cast<std::size_t>(4 * s.hidden_local() + 2 * s.ffn_local());
+  const auto sizes = layer_tensor_sizes(s);
+  return sizes[0] + sizes[1] + sizes[2] + sizes[3];
+}
+
+std::array<std::size_t, 4> layer_tensor_sizes(const LayerShape& s) {
+  const auto h = static_cast<std::size_t>(s.hidden);
+  const auto hl = static_cast<std::size_t>(s.hidden_local());
+  const auto fl = static_cast<std::size_t>(s.ffn_local());
+  return {h * 3 * hl, hl * h, h * fl, fl * h};
 }
 
 LayerTensors zero_layer(const LayerShape& s) {

@@ -56,6 +56,8 @@ LayerTensors zero_layer(const LayerShape& shape);
 /// zero_layer(shape).elements() counts, without making them):
 /// hidden x (3 + 1) hidden_local + 2 x hidden x ffn_local.
 std::size_t layer_parameters(const LayerShape& shape);
+/// The four matrices' element counts, in LayerTensors::all() order.
+std::array<std::size_t, 4> layer_tensor_sizes(const LayerShape& shape);
 /// Global layer `layer`'s weights, this tensor-parallel rank's slice: the
 /// same global tensor whatever the plan (synthetic_values.hpp).
 LayerTensors init_layer(const LayerShape& shape, std::uint64_t seed, int layer, int tp_rank);

@@ -49,9 +49,10 @@ LayerOps layer_forward_ops(const LayerShape& s) {
   };
   ops.pointwise = {{PointwiseKind::CausalSoftmax, seq, seq, heads},
                    {PointwiseKind::Gelu, t, fl, 1}};
-  // Stash copy of x, x1 = x + attn, out = x1 + mlp: 1 + 3 + 3 passes over
-  // this rank's tokens x h (a shard under sequence parallelism).
-  ops.stream_bytes = 7.0 * s.tokens_local() * h * sizeof(float);
+  // Stash copy of x (read + write), x1 = x + attn and out = x1 + mlp (2
+  // reads + 1 write each): 2 + 3 + 3 passes over this rank's tokens x h (a
+  // shard under sequence parallelism).
+  ops.stream_bytes = 8.0 * s.tokens_local() * h * sizeof(float);
   set_tp_collectives(ops, s, 2, 2);
   return ops;
 }
@@ -107,8 +108,14 @@ LayerOps layer_recompute_ops(const LayerShape& s, core::Recompute recompute) {
   if (recompute == core::Recompute::None) return {};
   if (recompute == core::Recompute::Full) {
     LayerOps ops = layer_forward_ops(s);
-    // The stash's copy of x is not made again (1 of the forward's 7 passes).
-    ops.stream_bytes -= static_cast<double>(s.tokens_local()) * s.hidden * sizeof(float);
+    // The stash's copy of x is not made again (2 of the forward's passes).
+    ops.stream_bytes -= 2.0 * s.tokens_local() * s.hidden * sizeof(float);
+    if (s.sequence_parallel) {
+      // Its gathered x and x1 serve the weight pass: copied (2 x 2 passes
+      // over tokens x h) instead of the backward's two all-gathers.
+      ops.tp_all_gathers = 0;
+      ops.stream_bytes += 4.0 * s.tokens() * s.hidden * sizeof(float);
+    }
     return ops;
   }
   const int seq = s.seq_len, d = s.head_dim(), heads = s.heads_local() * s.sequences;

@@ -1,7 +1,9 @@
 // The executor's exact work for one layer, one micro-batch, on one rank, as a
-// list of kernels (the device layer and layer.cpp run exactly these): GEMMs by shape and operand
-// transposition, element-wise kernels by element count, streaming copies and
-// adds by bytes, and the tensor-parallel all-reduces. Calibration measures
+// list of kernels (the device layer runs exactly these; layer.cpp, its
+// reference, does the same math without the kept dy copy, sequence
+// parallelism or recompute): GEMMs by shape and operand transposition,
+// element-wise kernels by element count, streaming copies and adds by bytes,
+// and the tensor-parallel collectives. Calibration measures
 // each kernel; the predictor (hw/calib/predict.hpp) adds them up.
 #pragma once
 

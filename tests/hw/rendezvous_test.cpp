@@ -2,7 +2,8 @@
 // rendezvous model of NCCL (tests/hw/rendezvous_communicator.hpp): the
 // executor's pipelines, layer moves and snapshot ring complete, with the
 // losses of the eager thread group; issuing each send on its own, as the
-// communicator once did, deadlocks 1F1B on the same model.
+// communicator once did, deadlocks interleaved 1F1B on the same model, and
+// so does taking interleaving's inputs pass by pass rather than by steps.
 #include <doctest/doctest.h>
 
 #include "core/pipeline_schedule.hpp"

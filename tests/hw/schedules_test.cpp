@@ -116,3 +116,19 @@ TEST_CASE("interleaved 1F1B: a snapshot restores every chunk's layers") {
   CHECK(losses[5] == losses[3]);
   CHECK(losses[3] != losses[2]);
 }
+
+TEST_CASE("interleaved 1F1B: a rebalance must keep each replica's count a multiple of pp") {
+  // pp 2 x dp 2 x 2 chunks, 2 micro-batches per replica: [1,3] would leave
+  // a replica with half a group of pp micro-batches (its schedule would run
+  // passes of micro-batches it does not have); refused on every rank.
+  auto plan = plan_with(2, core::Schedule::Interleaved1F1B, 2);
+  plan.dp = 2;
+  auto run = six_layer_run("il-rebalance", 2);
+  run.before = [](hw::HwBackend& backend, int i) {
+    if (i == 1) backend.apply({core::RebalanceDirective{{1, 3}}, "test", 0});
+  };
+  CHECK_THROWS_WITH_AS(test::train_threads(plan, run),
+                       "rebalance micro_batches: interleaved 1F1B needs multiples of pp=2, found "
+                       "[1,3]",
+                       core::InputError);
+}

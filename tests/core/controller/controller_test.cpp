@@ -137,6 +137,34 @@ TEST_CASE("micro-batch caps follow memory: GPipe holds every micro-batch, 1F1B a
   CHECK(core::micro_batch_caps(job, costs) == std::vector<int>{9, 9});
 }
 
+TEST_CASE("micro-batch balancing in steps of pp for interleaved 1F1B") {
+  // 2 stages x 2 replicas, 2 layers a stage, replica 1 twice as slow; 16
+  // micro-batches. In steps of 2 every count is even, the total is kept, and
+  // no other even split has a lower slowest replica (checked by trying them
+  // all); steps of 1 can only do as well or better.
+  core::StageCosts costs;
+  costs.stages = 2;
+  costs.replicas = 2;
+  costs.layer_ns = {1.0, 1.0, 2.0, 2.0};
+  costs.fixed_ns.assign(2, 0.0);
+  const std::vector<int> layers{2, 2};
+  const std::vector<int> caps(2, std::numeric_limits<int>::max());
+  auto slowest = [&](const std::vector<int>& m) {
+    return std::max(core::replica_time_ns(costs, layers, 0, m[0]),
+                    core::replica_time_ns(costs, layers, 1, m[1]));
+  };
+  const auto even = core::balanced_micro_batches(costs, layers, 16, caps, {8, 8}, 2);
+  REQUIRE(even.size() == 2);
+  CHECK(even[0] % 2 == 0);
+  CHECK(even[1] % 2 == 0);
+  CHECK(even[0] + even[1] == 16);
+  CHECK(even[0] > even[1]);  // the fast replica takes more
+  for (int m0 = 2; m0 <= 14; m0 += 2) CHECK(slowest(even) <= slowest({m0, 16 - m0}));
+  const auto any = core::balanced_micro_batches(costs, layers, 16, caps, {8, 8});
+  CHECK(any[0] + any[1] == 16);
+  CHECK(slowest(any) <= slowest(even));
+}
+
 TEST_CASE("policy section: defaults, knobs and located errors") {
   const auto config = test::policy_from_yaml(
       "window: 7\n"
