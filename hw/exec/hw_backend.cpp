@@ -337,7 +337,8 @@ void HwBackend::run_pipeline(Counters& c) {
                               n * ranks * sizeof(float));
                         }};
   // Runs `work` as one compute segment: on a compute slot, timed on the
-  // compute clock without its tp all-reduces, stretched by the slowdown.
+  // compute clock without its tp collectives, stretched by the slowdown (the
+  // stretch counts as compute: it is what a throttled device would take).
   auto compute_segment = [&](auto&& work) {
     SlotGuard slot_held(options_.compute_slots);
     held = &slot_held;
@@ -345,9 +346,9 @@ void HwBackend::run_pipeline(Counters& c) {
     const core::TimeNs t0 = compute_now_ns();
     work();
     k.synchronize();
-    const core::TimeNs segment = compute_now_ns() - t0 - (tp_compute_clock_ns - tp_before);
-    stretch(segment);
-    c.compute_ns += segment;
+    const core::TimeNs tp_ns = tp_compute_clock_ns - tp_before;
+    stretch(compute_now_ns() - t0 - tp_ns);
+    c.compute_ns += compute_now_ns() - t0 - tp_ns;
   };
   auto send = [&](DeviceBuffer& from, int peer, int tag) {
     ScopedTimer timer(c.pp_ns);

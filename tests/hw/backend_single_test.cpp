@@ -109,3 +109,23 @@ TEST_CASE("plans and directives the executor does not run are refused clearly") 
   other.global_batch = 8;
   CHECK_THROWS_AS(backend.step(other), std::invalid_argument);
 }
+
+TEST_CASE("a compute slowdown shows in the report's compute time, as a throttled device's would") {
+  // Every compute segment is stretched to 4x its time on the thread's CPU
+  // clock, and the stretch is compute: the reported compute of 3 slowed
+  // iterations is ~4x the healthy one's (asserted > 2.5x, room for noise).
+  hw::SelfCommunicator world;
+  auto opts = test::tiny_options(hw::OptimizerKind::Adam, "slowdown");
+  opts.compute_clock = hw::ComputeClock::ThreadCpu;
+  const auto plan = test::tiny_plan(1, 1, 1);
+  auto compute_ns = [&](double factor) {
+    hw::HwBackend backend(test::tiny_model(), test::kTinySeq, 1, plan, opts, world);
+    backend.set_compute_slowdown(factor);
+    double total = 0;
+    for (int i = 0; i < 3; ++i) total += static_cast<double>(backend.step(plan).rank_compute_ns[0]);
+    return total;
+  };
+  const double healthy = compute_ns(1.0);
+  REQUIRE(healthy > 0);
+  CHECK(compute_ns(4.0) > 2.5 * healthy);
+}
