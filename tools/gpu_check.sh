@@ -7,7 +7,8 @@
 #  2. the 1-GPU plan tests/hw/data/gpu-1rank.yaml trained on the GPU
 #     (parashift run --backend cuda) with TF32 GEMMs, then FP32: each
 #     iteration's loss and time, the model TFLOP/s, and the iteration
-#     predicted from the same GPU's calibrated kernels;
+#     predicted from the same GPU's calibrated kernels; the FP32 run again
+#     with full recompute gives the same losses to the last digit;
 #  3. kill -9 of the rank mid-run, relaunch with --restore: the losses after
 #     the restore equal an uninterrupted run's (tests/hw/kill_restore.sh);
 #  4. BF16 GEMM TFLOP/s (cuBLAS, CUDA events) against the H200's datasheet
@@ -57,6 +58,15 @@ timeout "$left_s" "$build/tools/parashift" run "$scenario" --backend cuda --math
 budget
 timeout "$left_s" "$build/tools/parashift" run "$scenario" --backend cuda --math fp32 --iterations 3 \
   --json "$build/gpu-run-fp32.json"
+echo "== 2b. the same FP32 run with full activation recompute: the same losses, bit for bit"
+budget
+timeout "$left_s" "$build/tools/parashift" run "$scenario" --backend cuda --math fp32 --iterations 3 \
+  --set plan.recompute=full --json "$build/gpu-run-fp32-recompute.json"
+if ! diff <(grep '"loss"' "$build/gpu-run-fp32.json") \
+  <(grep '"loss"' "$build/gpu-run-fp32-recompute.json"); then
+  echo "FAIL: recomputed activations changed the losses (a kernel is not deterministic)"
+  exit 1
+fi
 echo "== 3. kill -9 of the GPU rank mid-run, relaunch, restore from /dev/shm: same losses"
 budget
 status=0
