@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -179,6 +180,20 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
     CHECK(lines(r.err) == 1);
     CHECK(r.err.rfind("parashift: error: ", 0) == 0);
   }
+}
+
+TEST_CASE("under a launcher only the first rank reports a bad input; every rank exits 2") {
+  const std::vector<std::string> args{"simulate", kData + "small.yaml", "--set", "plan.tp=3"};
+  ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  const Result other = cli(args);
+  ::setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+  const Result first = cli(args);
+  ::unsetenv("OMPI_COMM_WORLD_RANK");
+  CHECK(other.status == 2);
+  CHECK(other.err.empty());
+  CHECK(first.status == 2);
+  CHECK(lines(first.err) == 1);
+  CHECK(first.err.find("tp=3 does not divide heads=32") != std::string::npos);
 }
 
 TEST_CASE("calibrate --backend cuda on a machine without a GPU: one clear line and exit 2") {

@@ -1,4 +1,6 @@
+#include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "core/input_error.hpp"
 #include "tools/cli/command.hpp"
@@ -9,6 +11,20 @@
 #endif
 
 namespace parashift::tools {
+
+namespace {
+
+// Under a launcher (mpirun, srun) every rank reads the same input and would
+// report the same mistake: only the first rank prints it (all exit 2).
+bool first_rank_or_alone() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr) return std::string(value) == "0";
+  }
+  return true;
+}
+
+}  // namespace
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{
@@ -45,13 +61,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
-    err << "parashift: error: " << e.what() << " (see --help)\n";
+    if (first_rank_or_alone()) err << "parashift: error: " << e.what() << " (see --help)\n";
     return 2;
   } catch (const core::InputError& e) {
-    err << "parashift: error: " << e.what() << "\n";
+    if (first_rank_or_alone()) err << "parashift: error: " << e.what() << "\n";
     return 2;
   } catch (const topo::TopologyError& e) {
-    err << "parashift: error: " << e.what() << "\n";
+    if (first_rank_or_alone()) err << "parashift: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
     err << "parashift: internal error: " << e.what() << "\n";
