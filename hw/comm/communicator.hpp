@@ -56,6 +56,11 @@ class Communicator {
   virtual std::vector<std::byte> recv_bytes(int peer, int tag) = 0;
   /// Waits until every queued send has left.
   virtual void flush_sends() = 0;
+  /// Starts the queued sends without waiting for them, when no receive is
+  /// coming soon to carry them: rendezvous transports (NCCL) issue them as a
+  /// group of their own, which their next operation waits behind; buffered
+  /// ones (MPI, threads) have sent them already (the default).
+  virtual void post_sends() {}
 
   /// Ranks with the same `color` form a new group, ordered by `key`.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;

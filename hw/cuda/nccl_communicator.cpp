@@ -139,11 +139,16 @@ class NcclCommunicator : public Communicator {
     return out;
   }
   void flush_sends() override {
+    post_sends();
+    wait();
+    release_issued();
+  }
+  // The stream runs the group; the next receive's, flush's or collective's
+  // wait covers it, and its buffers go after that wait (release_issued).
+  void post_sends() override {
     checked(ncclGroupStart(), "ncclGroupStart");
     issue(false);
     checked(ncclGroupEnd(), "ncclGroupEnd");
-    wait();
-    release_issued();
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override {

@@ -368,8 +368,7 @@ void HwBackend::run_pipeline(Counters& c) {
   // Step by step (core::stage_steps): a step's inputs (a forward's
   // activations into activation_, a backward's gradients into gradient_)
   // arrive together before its passes; its outputs are sent after them.
-  for (const auto& step :
-       core::stage_steps(plan_.schedule, plan_.pp, stage, my_micro_batches, plan_.virtual_stages)) {
+  auto inputs_of = [&](const std::vector<core::PassOp>& step) {
     std::vector<RecvRequest> inputs;
     for (const core::PassOp& op : step) {
       const int g = core::virtual_stage(plan_.pp, stage, op.chunk);
@@ -378,6 +377,18 @@ void HwBackend::run_pipeline(Counters& c) {
       if (op.kind == core::PassKind::Backward && g < virtual_stages - 1)
         inputs.push_back({span_of(gradient_), next, backward_tag(g)});
     }
+    return inputs;
+  };
+  const auto steps =
+      core::stage_steps(plan_.schedule, plan_.pp, stage, my_micro_batches, plan_.virtual_stages);
+  for (std::size_t at = 0; at < steps.size(); ++at) {
+    const auto& step = steps[at];
+    // Sends still queued go out now when the next step receives nothing to
+    // carry them (ZB-H1's weight passes, the first stage's forwards): on
+    // NCCL they would otherwise wait through it (deadlock-free on the
+    // rendezvous model for every schedule, tests/hw/rendezvous_test.cpp).
+    if (at > 0 && inputs_of(step).empty()) pp.post_sends();
+    const std::vector<RecvRequest> inputs = inputs_of(step);
     if (!inputs.empty()) {
       ScopedTimer timer(c.pp_ns);
       pp.recv_group(inputs);

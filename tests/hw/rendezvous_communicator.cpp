@@ -197,6 +197,12 @@ class RendezvousCommunicator : public hw::Communicator {
     group(deferred_.take(false), {});
     wait_in_flight();
   }
+  // A group of its own, not waited for: the next group waits behind it.
+  void post_sends() override {
+    if (mode_ == SendMode::Eager) return;  // sent already
+    const auto ids = deferred_.take(false);
+    if (!ids.empty()) group(ids, {}, /*wait=*/false);
+  }
 
   std::unique_ptr<hw::Communicator> split(int color, int key) override {
     before_collective();

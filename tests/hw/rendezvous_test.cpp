@@ -125,9 +125,10 @@ namespace {
 
 // Only the pipeline's messages of a pp-stage job with v chunks and m
 // micro-batches (one float each), every stage a thread on `group`: a pass's
-// input is received before it, its output queued after it, as the executor
-// does; by_steps takes each core::stage_steps step's inputs together,
-// otherwise each pass's alone. Throws the first rank's HwError.
+// input is received before it, its output queued after it, and queued
+// sends posted on their own before a step that receives nothing, as the
+// executor does; by_steps takes each core::stage_steps step's inputs
+// together, otherwise each pass's alone. Throws the first rank's HwError.
 void exchange(Group& group, core::Schedule schedule, int pp, int v, int m, bool by_steps) {
   test::run_ranks(pp, [&](int s) {
     hw::Communicator& comm = *group[static_cast<std::size_t>(s)];
@@ -140,7 +141,8 @@ void exchange(Group& group, core::Schedule schedule, int pp, int v, int m, bool 
       steps = passes;
     }
     float forward_in = 0, backward_in = 0, out = 1;
-    for (const auto& step : steps) {
+    for (std::size_t at = 0; at < steps.size(); ++at) {
+      const auto& step = steps[at];
       std::vector<hw::RecvRequest> inputs;
       for (const auto& op : step) {
         const int g = core::virtual_stage(pp, s, op.chunk);
@@ -149,6 +151,7 @@ void exchange(Group& group, core::Schedule schedule, int pp, int v, int m, bool 
         if (op.kind == core::PassKind::Backward && g < last)
           inputs.push_back({{&backward_in, 1}, next, 2 * g + 1});
       }
+      if (at > 0 && inputs.empty()) comm.post_sends();
       comm.recv_group(inputs);
       for (const auto& op : step) {
         const int g = core::virtual_stage(pp, s, op.chunk);
