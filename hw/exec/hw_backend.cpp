@@ -185,18 +185,25 @@ HwBackend::LayerSlot HwBackend::blank_slot() const {
   return slot;
 }
 
+namespace {
+
+// The last of `pool`'s spares, or a new one when it has none.
+template <typename T, typename Make>
+T take_spare(std::vector<T>& pool, const Make& make) {
+  if (pool.empty()) return make();
+  T spare = std::move(pool.back());
+  pool.pop_back();
+  return spare;
+}
+
+}  // namespace
+
 DeviceOutputGrads HwBackend::take_grads() {
-  if (free_grads_.empty()) return DeviceOutputGrads(*kernels_, shape_);
-  DeviceOutputGrads g = std::move(free_grads_.back());
-  free_grads_.pop_back();
-  return g;
+  return take_spare(free_grads_, [&] { return DeviceOutputGrads(*kernels_, shape_); });
 }
 
 DeviceStash HwBackend::take_stash() {
-  if (free_stash_.empty()) return DeviceStash(*kernels_, shape_, plan_.recompute);
-  DeviceStash s = std::move(free_stash_.back());
-  free_stash_.pop_back();
-  return s;
+  return take_spare(free_stash_, [&] { return DeviceStash(*kernels_, shape_, plan_.recompute); });
 }
 
 const float* HwBackend::sample(int micro_batch, bool target, DeviceBuffer& scratch) {
@@ -387,8 +394,8 @@ void HwBackend::run_pipeline(Counters& c) {
     // carry them (ZB-H1's weight passes, the first stage's forwards): on
     // NCCL they would otherwise wait through it (deadlock-free on the
     // rendezvous model for every schedule, tests/hw/rendezvous_test.cpp).
-    if (at > 0 && inputs_of(step).empty()) pp.post_sends();
     const std::vector<RecvRequest> inputs = inputs_of(step);
+    if (at > 0 && inputs.empty()) pp.post_sends();
     if (!inputs.empty()) {
       ScopedTimer timer(c.pp_ns);
       pp.recv_group(inputs);
