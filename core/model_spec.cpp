@@ -8,12 +8,12 @@ double ModelSpec::layer_params() const {
   const double h = hidden;
   const double kv_dim = static_cast<double>(kv_heads) * head_dim();
   // Q and O are h x h; K and V are h x kv_dim each.
-  const double attention = 2.0 * h * h + 2.0 * h * kv_dim;
+  const double attention_params = 2.0 * h * h + 2.0 * h * kv_dim;
   // GELU / squared-ReLU MLPs have two matrices, SwiGLU three (gate, up, down).
   const double mlp_matrices = ffn_kind == FfnKind::SwiGlu ? 3.0 : 2.0;
   const double mlp = mlp_matrices * h * ffn_hidden;
   const double norms = 2.0 * h;
-  return attention + mlp + norms;
+  return attention_params + mlp + norms;
 }
 
 double ModelSpec::embedding_params() const {
@@ -65,6 +65,16 @@ FfnKind parse_ffn_kind(const std::string& text) {
   if (text == "swiglu") return FfnKind::SwiGlu;
   if (text == "squared_relu") return FfnKind::SquaredRelu;
   throw InputError("expected one of gelu, swiglu, squared_relu, found '" + text + "'");
+}
+
+const char* to_string(AttentionKernel kind) {
+  return kind == AttentionKernel::Fused ? "fused" : "unfused";
+}
+
+AttentionKernel parse_attention_kernel(const std::string& text) {
+  if (text == "fused") return AttentionKernel::Fused;
+  if (text == "unfused") return AttentionKernel::Unfused;
+  throw InputError("expected one of fused, unfused, found '" + text + "'");
 }
 
 }  // namespace parashift::core

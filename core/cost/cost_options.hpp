@@ -1,14 +1,10 @@
 // Software choices that change a plan's cost but are not part of the plan:
-// which attention kernel runs, what "selective" recomputes, which
-// communication overlaps. Defaults describe current Megatron-Core / NeMo.
+// what "selective" recomputes, which communication overlaps. Defaults
+// describe current Megatron-Core / NeMo. (The attention kernel is the
+// model's: ModelSpec::attention, read by both the time and memory models.)
 #pragma once
 
 namespace parashift::core {
-
-enum class AttentionKernel {
-  Fused,    // flash attention: causal masking skips half the s^2 work
-  Unfused,  // batched GEMMs over the full s x s scores + softmax/dropout in HBM
-};
 
 enum class SelectiveRecompute {
   AttentionCore,  // Megatron selective: recompute the attention core only
@@ -16,7 +12,6 @@ enum class SelectiveRecompute {
 };
 
 struct CostOptions {
-  AttentionKernel attention = AttentionKernel::Fused;
   SelectiveRecompute selective = SelectiveRecompute::AttentionCore;
   /// Gradient reduce of the last micro-batch overlaps its backward pass in
   /// buckets (Megatron --overlap-grad-reduce, FSDP's reduce-scatter).

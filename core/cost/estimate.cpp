@@ -149,17 +149,42 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
       break;
     }
     case OptimizerSharding::Fsdp: {
-      // Parameters gathered before the forward and (resharded after it when
-      // there is one micro-batch) again before the backward; gradients
-      // reduce-scattered during the last backward.
-      const TimeNs ag = collective_ns(CollectiveKind::AllGather, weight_bytes, dp, dpn, cluster);
-      const TimeNs rs = collective_ns(CollectiveKind::ReduceScatter, grad_bytes, dp, dpn, cluster);
-      const TimeNs ag_bwd = m == 1 ? ag : 0;
-      dp_comm = ag + ag_bwd + rs;
-      dp_exposed = options.overlap_param_gather && options.overlap_grad_reduce
-                       ? exposed_ns(ag, first_fwd, ag / tail_layers) +
-                             exposed_ns(ag_bwd + rs, last_bwd, (ag_bwd + rs) / tail_layers)
-                       : dp_comm;
+      // ZeRO-3 / FSDP as it runs (Rajbhandari et al. 2020, section 5;
+      // PyTorch FSDP, Zhao et al. 2023): every micro-batch gathers each
+      // layer's parameters before its forward and again before its backward
+      // (resharded after the forward), and reduce-scatters its gradients after
+      // its backward; peak_memory() holds the same schedule's working set.
+      // Prefetch runs layer l+1's gather under layer l's compute, so per
+      // layer only what exceeds that compute is exposed, plus the first
+      // gather of the forward and the last reduce-scatter of the backward.
+      // The embedding (and head) parameters are gathered like one more layer.
+      const double layer_params = profile.params_per_gpu_layer;
+      const double other_params = std::max(0.0, params - ns(layers) * layer_params);
+      auto gather = [&](double count) {
+        return collective_ns(CollectiveKind::AllGather, count * 2.0, dp, dpn, cluster);
+      };
+      auto scatter = [&](double count) {
+        return collective_ns(CollectiveKind::ReduceScatter, count * profile.grad_bytes_per_param,
+                             dp, dpn, cluster);
+      };
+      const TimeNs ag = gather(layer_params);
+      const TimeNs rs = scatter(layer_params);
+      const TimeNs ag_other = gather(other_params);
+      const TimeNs rs_other = scatter(other_params);
+      const TimeNs mb_comm = layers * (2 * ag + rs) + 2 * ag_other + rs_other;
+      dp_comm = m * mb_comm;
+      if (options.overlap_param_gather && options.overlap_grad_reduce) {
+        const TimeNs layer_fwd = layer.forward_ns + tp_layer / 2;
+        const TimeNs layer_bwd = layer.backward_ns + layer.recompute_ns + tp_layer / 2;
+        const TimeNs hidden_layers = std::max<TimeNs>(0, layers - 1);
+        const TimeNs fwd_exposed =
+            ag + ag_other + hidden_layers * std::max<TimeNs>(0, ag - layer_fwd);
+        const TimeNs bwd_exposed =
+            rs + rs_other + hidden_layers * std::max<TimeNs>(0, ag + rs - layer_bwd);
+        dp_exposed = m * std::min(mb_comm, fwd_exposed + bwd_exposed);
+      } else {
+        dp_exposed = dp_comm;
+      }
       break;
     }
   }

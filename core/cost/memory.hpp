@@ -22,6 +22,21 @@ struct MemoryEstimate {
 /// embedding and the most in-flight micro-batches).
 MemoryEstimate peak_memory(const ModelSpec& model, const ParallelPlan& plan, int seq_len);
 
+/// A layer's activation memory without parallelism, in units of
+/// seq*micro_batch*hidden bytes: the terms tensor parallelism splits only
+/// with sequence parallelism, and those it always splits (the attention
+/// scores come on top, by ModelSpec::attention).
+struct ActivationTerms {
+  double unsplit_per_sbh = 0;
+  double split_per_sbh = 0;
+};
+ActivationTerms activation_terms(const ModelSpec& model);
+
+/// Bytes per parameter a GPU keeps for the whole iteration (weights,
+/// gradients, optimizer states) under the plan's sharding, excluding
+/// FSDP's per-layer gathered working set (peak_memory() adds that).
+double resident_bytes_per_param(const ParallelPlan& plan);
+
 /// Activation bytes of one layer for one micro-batch on one GPU.
 double layer_activation_bytes(const ModelSpec& model, const ParallelPlan& plan, int seq_len);
 

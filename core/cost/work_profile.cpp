@@ -96,7 +96,7 @@ WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device, const
   double attn_fwd_s = 0;
   double attn_bwd_s = 0;
   double attn_flops = 0;
-  if (options.attention == AttentionKernel::Fused) {
+  if (model.attention == AttentionKernel::Fused) {
     attn_flops = 2.0 * 2.0 * score_elems * d * 0.5;  // QK^T and PV, causal half
     attn_fwd_s = attn_flops / rates.attention_flops_per_s;
     attn_bwd_s = kFlashBackwardFactor * attn_fwd_s;
@@ -130,7 +130,7 @@ WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device, const
   layer.attention_backward_ns = seconds_to_ns(attn_bwd_s);
   layer.elementwise_forward_ns = seconds_to_ns(elementwise_fwd_s);
   layer.forward_flops =
-      gemm_flops + attn_flops * (options.attention == AttentionKernel::Fused ? 1.0 : 0.5);
+      gemm_flops + attn_flops * (model.attention == AttentionKernel::Fused ? 1.0 : 0.5);
 
   double recompute_s = 0;
   switch (plan.recompute) {

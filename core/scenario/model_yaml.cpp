@@ -24,6 +24,13 @@ ModelSpec read_model_fields(YamlFields& fields, ModelSpec base) {
     }
   }
   if (auto v = fields.optional_bool("tied_embeddings")) m.tied_embeddings = *v;
+  if (auto v = fields.optional_string("attention")) {
+    try {
+      m.attention = parse_attention_kernel(*v);
+    } catch (const InputError& e) {
+      fields.fail("attention", e.what());
+    }
+  }
   if (m.kv_heads == 0) m.kv_heads = m.heads;  // no GQA unless kv_heads is given
   return m;
 }

@@ -43,6 +43,8 @@ enum Col : int {
   kNotes,
   kReportedTime,
   kDerivedTime,
+  kGroup,
+  kSchedule,
   kColumnCount
 };
 
@@ -81,6 +83,8 @@ constexpr std::array<ColumnName, kColumnCount> kColumns{{
     {"notes", false},
     {"reported_iteration_time_s", true},
     {"derived_iteration_time_s", false},
+    {"group", false},
+    {"schedule", false},
 }};
 
 std::string lower(const std::string& text) {
@@ -176,9 +180,33 @@ std::optional<double> leading_number(const std::string& raw) {
   return value;
 }
 
+namespace {
+
+// A GPU named only by its dense BF16 peak ("312 TFLOP/s Ampere part"): the
+// preset with that peak, the smallest-memory variant's sibling as the
+// catalogue orders them (a100-80gb for 312, h100-sxm-80gb for 989).
+std::optional<std::string> device_for_peak(const std::string& lowered) {
+  const auto at = lowered.find("tflop");
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t begin = at;
+  while (begin > 0 && (std::isdigit(static_cast<unsigned char>(lowered[begin - 1])) ||
+                       lowered[begin - 1] == '.' || lowered[begin - 1] == ' ')) {
+    --begin;
+  }
+  const auto peak = leading_number(lowered.substr(begin, at - begin));
+  if (!peak) return std::nullopt;
+  for (const char* name : {"a100-80gb", "h100-sxm-80gb"}) {
+    const double preset_tflops = device_preset(name).peak_bf16_flops_per_s / 1e12;
+    if (std::fabs(*peak - preset_tflops) <= 0.01 * preset_tflops) return std::string(name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> device_for_gpu_type(const std::string& text, std::string* assumption) {
   const std::string t = lower(text);
-  auto assume = [assumption](const char* what) {
+  auto assume = [assumption](const std::string& what) {
     if (assumption) *assumption = what;
   };
   if (has(t, "pcie") || has(t, " nvl")) return std::nullopt;  // no preset for PCIe / NVL parts
@@ -196,6 +224,10 @@ std::optional<std::string> device_for_gpu_type(const std::string& text, std::str
       assume("gpu_type=H100 SXM5 80GB (variant not stated)");
     }
     return "h100-sxm-80gb";
+  }
+  if (auto by_peak = device_for_peak(t)) {
+    assume("gpu_type named by its peak: " + *by_peak);
+    return by_peak;
   }
   return std::nullopt;
 }
@@ -227,7 +259,9 @@ std::optional<OptimizerSharding> sharding_from_text(const std::string& text) {
 std::optional<Recompute> recompute_from_text(const std::string& text) {
   const std::string t = lower(text);
   if (has(t, "selective") || has(t, "per-op") || has(t, "per op")) return Recompute::Selective;
-  if (has(t, "full")) return Recompute::Full;
+  // "implied" (a source whose FLOP count assumes recomputation without
+  // naming the mode) is Megatron's full recomputation of that era.
+  if (has(t, "full") || has(t, "implied")) return Recompute::Full;
   if (t == "none" || t == "no" || t == "off" || t == "false") return Recompute::None;
   return std::nullopt;
 }
@@ -252,26 +286,54 @@ ClusterView published_cluster(const DeviceSpec& device, int gpus, int gpus_per_n
 
 namespace {
 
+// The year of a framework release named in a cell: a four-digit year
+// (2019..2029) or a container version "YY.MM" ("NeMo Megatron 22.06"); 0
+// when none is found.
+int release_year(const std::string& lowered) {
+  for (std::size_t i = 0; i + 4 <= lowered.size(); ++i) {
+    if (i > 0 && std::isdigit(static_cast<unsigned char>(lowered[i - 1]))) continue;
+    auto digit = [&](std::size_t k) {
+      return k < lowered.size() && std::isdigit(static_cast<unsigned char>(lowered[k]));
+    };
+    if (digit(i) && digit(i + 1) && digit(i + 2) && digit(i + 3) && !digit(i + 4) &&
+        lowered.compare(i, 3, "201") >= 0 && lowered.compare(i, 3, "202") <= 0) {
+      return std::stoi(lowered.substr(i, 4));
+    }
+    if (digit(i) && digit(i + 1) && i + 2 < lowered.size() && lowered[i + 2] == '.' &&
+        digit(i + 3) && digit(i + 4) && !digit(i + 5)) {
+      const int yy = std::stoi(lowered.substr(i, 2));
+      if (yy >= 19 && yy <= 29) return 2000 + yy;
+    }
+  }
+  return 0;
+}
+
 // Software options implied by the framework cell and the notes.
 void apply_framework(const Row& row, PublishedRun& run) {
   const std::string framework = lower(row.text(kFramework));
   const std::string all = framework + " " + lower(row.text(kNotes)) + " " +
                           lower(row.text(kSharding)) + " " + lower(row.text(kRecompute));
-  if (has(framework, "megatron")) {
-    // "Megatron-LM (2021)": the year in the cell, if any, before 2023.
-    for (int year = 2019; year <= 2022; ++year) {
-      if (has(framework, std::to_string(year).c_str())) {
-        run.options.attention = AttentionKernel::Unfused;
-        run.options.overlap_grad_reduce = false;
-        run.options.overlap_param_gather = false;
-        run.defaults.push_back("framework " + std::to_string(year) +
-                               ": unfused attention, gradient all-reduce after backward");
-        break;
-      }
+  if (has(framework, "megatron") || has(framework, "nemo")) {
+    // A release of 2022 or before ("Megatron-LM (2021)", "NeMo Megatron
+    // 22.06"): FlashAttention reached Megatron and NeMo in 2023.
+    if (const int year = release_year(framework); year > 0 && year <= 2022) {
+      run.model.attention = AttentionKernel::Unfused;
+      run.options.overlap_grad_reduce = false;
+      run.options.overlap_param_gather = false;
+      run.defaults.push_back("framework " + std::to_string(year) +
+                             ": unfused attention, gradient all-reduce after backward");
     }
   }
   if (has(framework, "torchtitan")) {
     run.options.grad_reduce_bytes = 4.0;  // FSDP2 mixed precision reduces in FP32
+    if (run.plan.optimizer_sharding == OptimizerSharding::Fsdp && run.plan.pp > 1) {
+      // torchtitan's default reshard_after_forward policy is "not pp_enabled":
+      // with pipelining FSDP2 keeps each stage's parameters gathered across
+      // micro-batches (one gather, one reduce-scatter per iteration, full
+      // weights and gradients resident): the distributed optimizer's costs.
+      run.plan.optimizer_sharding = OptimizerSharding::Distributed;
+      run.defaults.push_back("torchtitan FSDP with pp>1: parameters kept gathered (as ZeRO-1)");
+    }
     if (run.plan.recompute == Recompute::Selective) {
       run.options.selective = SelectiveRecompute::PerOp;
     }
@@ -312,7 +374,9 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
   const Row row(columns, record);
   run.row_id = row.text(kRowId);
   run.source_group = row.text(kSourceGroup);
+  run.group = row.text(kGroup);
   const std::string where = describe(source, record, run.row_id);
+  run.location = where;
   auto unrecognised = [&](const std::string& why) {
     out.status = RowStatus::Unrecognised;
     out.reason = where + ": " + why;
@@ -374,6 +438,9 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
       m.tied_embeddings = false;
     } else if (has(arch, "tied")) {
       m.tied_embeddings = true;
+    } else if (has(lower(m.name), "llama")) {
+      m.tied_embeddings = false;  // Llama 2 and 3 keep a separate output head
+      defaulted("untied embeddings (Llama)");
     } else {
       m.tied_embeddings = true;
       defaulted("tied embeddings");
@@ -439,6 +506,14 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
       p.virtual_stages = std::max(1, *n);
     }
     p.schedule = p.virtual_stages > 1 ? Schedule::Interleaved1F1B : Schedule::OneFOneB;
+    if (const std::string schedule = lower(row.text(kSchedule)); !schedule.empty()) {
+      try {
+        p.schedule = parse_schedule(schedule);
+      } catch (const InputError&) {
+        return unrecognised("schedule '" + schedule +
+                            "' not recognised (gpipe, 1f1b, interleaved_1f1b, zb_h1)");
+      }
+    }
 
     const std::string recompute = row.text(kRecompute);
     if (recompute.empty()) {

@@ -32,7 +32,9 @@ namespace parashift::core {
 
 struct PublishedRun {
   std::string row_id;
+  std::string location;  // "file:line (row_id)", for messages
   std::string source_group;
+  std::string group;  // rows of one model on one cluster with different plans (ranking)
   ModelSpec model;
   std::string device;  // a device_preset name
   ParallelPlan plan;

@@ -68,4 +68,16 @@ ValidationReport validate_csv_file(const std::string& path) {
   return validate_csv_table(read_csv_file(path), path);
 }
 
+ValidationReport validate_csv_files(const std::vector<std::string>& paths) {
+  ValidationReport all;
+  for (const auto& path : paths) {
+    ValidationReport one = validate_csv_file(path);
+    all.source += (all.source.empty() ? "" : " + ") + one.source;
+    for (auto& r : one.rows) all.rows.push_back(std::move(r));
+    for (auto& s : one.skipped) all.skipped.push_back(std::move(s));
+    for (auto& m : one.malformed) all.malformed.push_back(std::move(m));
+  }
+  return all;
+}
+
 }  // namespace parashift::core

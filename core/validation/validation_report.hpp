@@ -46,5 +46,7 @@ RowPrediction predict_run(const PublishedRun& run, const DeviceSpec& device);
 /// lacks a required column) and predicts every row it can.
 ValidationReport validate_csv_file(const std::string& path);
 ValidationReport validate_csv_table(const CsvTable& table, const std::string& source);
+/// Several files as one table (each with its own header); `source` joins their names.
+ValidationReport validate_csv_files(const std::vector<std::string>& paths);
 
 }  // namespace parashift::core

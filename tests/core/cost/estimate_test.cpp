@@ -81,3 +81,30 @@ TEST_CASE("estimate: the power-capped H100 is slower than the 700 W part") {
     CHECK_NOTHROW(device_preset(name).validate());
   }
 }
+
+TEST_CASE("estimate: FSDP gathers and reduce-scatters every micro-batch") {
+  ParallelPlan p = plan_175b();  // tp8 pp8 dp4, m = 256 / 4 = 64 micro-batches
+  p.optimizer_sharding = OptimizerSharding::Fsdp;
+  const DeviceSpec& d = device_preset("h100-sxm-80gb");
+  const ClusterView c = published_cluster(d, p.gpus(), 8);
+  const WorkProfile w = work_profile(gpt3_175b(), d, p, 2048);
+  const IterationEstimate e = estimate_iteration(gpt3_175b(), d, c, p, w, CostOptions{});
+  // Stage 0: 12 layers; per micro-batch each layer is gathered twice (2 B per
+  // parameter) and its gradients reduce-scattered once (2 B), plus the
+  // embedding once more: dp_comm = 64 x (12 x (2 ag + rs) + 2 ag_e + rs_e).
+  const double layer = w.params_per_gpu_layer;
+  const double embed = w.params_per_gpu_embedding;
+  const TimeNs ag = collective_ns(CollectiveKind::AllGather, 2.0 * layer, 4, 1, c);
+  const TimeNs rs = collective_ns(CollectiveKind::ReduceScatter, 2.0 * layer, 4, 1, c);
+  const TimeNs ag_e = collective_ns(CollectiveKind::AllGather, 2.0 * embed, 4, 1, c);
+  const TimeNs rs_e = collective_ns(CollectiveKind::ReduceScatter, 2.0 * embed, 4, 1, c);
+  CHECK(e.dp_comm_ns == 64 * (12 * (2 * ag + rs) + 2 * ag_e + rs_e));
+  // At least the first gather and the last reduce-scatter of each micro-batch are exposed.
+  CHECK(e.dp_comm_exposed_ns >= 64 * (ag + rs));
+  CHECK(e.dp_comm_exposed_ns <= e.dp_comm_ns);
+  // The distributed optimizer moves its gradients and weights once per iteration.
+  p.optimizer_sharding = OptimizerSharding::Distributed;
+  const IterationEstimate zero1 = run(p);
+  CHECK(zero1.dp_comm_ns < e.dp_comm_ns / 10);
+  CHECK(zero1.memory.total_bytes() > e.memory.total_bytes());
+}

@@ -8,7 +8,8 @@ using parashift::core::test::gpt3_175b;
 using parashift::core::test::plan_175b;
 
 TEST_CASE("activations per layer follow Korthikanti et al. 2022 (GPT-3 175B, t=8)") {
-  const ModelSpec m = gpt3_175b();
+  ModelSpec m = gpt3_175b();
+  m.attention = AttentionKernel::Unfused;  // the paper's kernels keep the s x s scores
   ParallelPlan p = plan_175b();
   // s*b*h = 2048 * 1 * 12288 = 25'165'824.
   // No recompute, no SP: sbh*(10 + 24/8 + 5*96*2048/(12288*8)) = sbh*(10 + 3 + 10) = 578'813'952.
@@ -49,16 +50,72 @@ TEST_CASE("weights, gradients and optimizer states follow the ZeRO paper") {
   CHECK(mem.weights_bytes == doctest::Approx(2.0 * params));
   CHECK(mem.gradients_bytes == doctest::Approx(2.0 * params));
   CHECK(mem.optimizer_bytes == doctest::Approx(12.0 * params));
-  // Activations: 12 layers x 8 in flight x 578'813'952 B.
-  CHECK(mem.activations_bytes == doctest::Approx(12.0 * 8.0 * 578'813'952.0));
+  // Activations (fused attention): 12 layers x 8 in flight x sbh*(10 + (24 + 4*96/12288)/8).
+  const double sbh = 2048.0 * 12288.0;
+  CHECK(mem.activations_bytes ==
+        doctest::Approx(12.0 * 8.0 * sbh * (10.0 + (24.0 + 4.0 * 96.0 / 12288.0) / 8.0)));
   // The distributed optimizer shards the 12 B over dp=4.
   p.optimizer_sharding = OptimizerSharding::Distributed;
   mem = peak_memory(m, p, 2048);
   CHECK(mem.optimizer_bytes == doctest::Approx(3.0 * params));
   CHECK(mem.weights_bytes == doctest::Approx(2.0 * params));
-  // FSDP / ZeRO-3 shards all 16 B.
+}
+
+TEST_CASE("fused attention keeps no s x s scores; GQA and SwiGLU change the per-layer terms") {
+  ModelSpec m = gpt3_175b();  // fused by default
+  ParallelPlan p = plan_175b();
+  // sbh = 25'165'824; no SP: sbh*(10 + (24 + 4*96/12288)/8): the FP32 log-sum-exp
+  // (4 B per head and token) replaces the 5as/h = 80 of the unfused scores.
+  const double sbh = 2048.0 * 12288.0;
+  CHECK(layer_activation_bytes(m, p, 2048) ==
+        doctest::Approx(sbh * (10.0 + (24.0 + 4.0 * 96.0 / 12288.0) / 8.0)));
+  // Llama 3.1 70B: g = 8/64, f/h = 3.5, SwiGLU: split terms 2 + 4g + 2 + 6*3.5 = 25.5.
+  const ModelSpec llama = parashift::core::test::llama3_70b();
+  const ActivationTerms terms = activation_terms(llama);
+  CHECK(terms.unsplit_per_sbh == doctest::Approx(10.0));
+  CHECK(terms.split_per_sbh == doctest::Approx(25.5));
+}
+
+TEST_CASE("a Llama-3.1-70B recipe without recompute fits an 80 GB H100 with fused attention") {
+  // NeMo's recipe: tp4 pp4 cp2 vp5, SP, distributed optimizer, micro-batch 1,
+  // seq 8192, 128 GPUs (dp 4), global batch 128 (m = 32 per replica).
+  const ModelSpec m = parashift::core::test::llama3_70b();
+  ParallelPlan p;
+  p.tp = 4;
+  p.pp = 4;
+  p.cp = 2;
+  p.dp = 4;
+  p.virtual_stages = 5;
+  p.schedule = Schedule::Interleaved1F1B;
+  p.sequence_parallel = true;
+  p.optimizer_sharding = OptimizerSharding::Distributed;
+  p.micro_batch = 1;
+  p.global_batch = 128;
+  // Activations per layer: s/c*b*h = 4096*8192 = 33'554'432 sbh bytes units,
+  // (10 + 25.5 + 4*64/8192)/4 = 8.8828 per sbh -> 298 MB; stage 0 holds
+  // 20 layers x 4*(1 + 3/20) = 4.6 micro-batches -> 27.4 GB. Weights etc.:
+  // (20 layers x 0.856e9 + 128256*8192)/4 = 4.54e9 params x (4 + 12/4) B = 31.8 GB.
+  const MemoryEstimate mem = peak_memory(m, p, 8192);
+  CHECK(mem.activations_bytes == doctest::Approx(33'554'432.0 * (35.5 + 256.0 / 8192.0) / 4.0 *
+                                                  20.0 * 4.6));
+  CHECK(mem.total_bytes() < 80e9 * 0.95);
+  // Unfused, the 5as/h = 5*64*4096/8192 = 160 term alone adds 160/4 per sbh
+  // per layer, over 4x the fused activations: the plan no longer fits.
+  ModelSpec unfused = m;
+  unfused.attention = AttentionKernel::Unfused;
+  CHECK(peak_memory(unfused, p, 8192).total_bytes() > 80e9);
+}
+
+TEST_CASE("FSDP holds a layer's gathered parameters and gradients beside its shards") {
+  const ModelSpec m = gpt3_175b();
+  ParallelPlan p = plan_175b();
   p.optimizer_sharding = OptimizerSharding::Fsdp;
-  mem = peak_memory(m, p, 2048);
-  CHECK(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes ==
-        doctest::Approx(16.0 * params / 4.0));
+  const double layer = m.layer_params() / 8.0;  // per GPU after tp = 8
+  const double params = 2'796'589'056.0;        // stage 0 (as above)
+  const MemoryEstimate mem = peak_memory(m, p, 2048);
+  // 2 B x params / dp + two gathered layers; 2 B / dp + one unsharded layer of gradients.
+  CHECK(mem.weights_bytes == doctest::Approx(2.0 * params / 4.0 + 2.0 * 2.0 * layer));
+  CHECK(mem.gradients_bytes == doctest::Approx(2.0 * params / 4.0 + 2.0 * layer));
+  CHECK(mem.optimizer_bytes == doctest::Approx(12.0 * params / 4.0));
+  CHECK(resident_bytes_per_param(p) == doctest::Approx(16.0 / 4.0));
 }

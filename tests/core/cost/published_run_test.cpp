@@ -143,3 +143,47 @@ TEST_CASE("malformed rows are named by file and line; the rest is still processe
         std::string::npos);
   CHECK(r.skipped[1].reason.find("tp=3 does not divide heads=16") != std::string::npos);
 }
+
+TEST_CASE("a GPU named by its peak, implied recompute, Llama's untied head, group and schedule") {
+  std::string note;
+  CHECK(device_for_gpu_type("312 TFLOP/s Ampere part", &note) == "a100-80gb");
+  CHECK(note.find("named by its peak") != std::string::npos);
+  CHECK(device_for_gpu_type("Hopper (989 TFLOPS dense BF16)", nullptr) == "h100-sxm-80gb");
+  CHECK_FALSE(device_for_gpu_type("a 500 TFLOP/s part", nullptr));
+  CHECK(recompute_from_text("implied") == Recompute::Full);
+  const std::string header =
+      "row_id,source_group,model,arch_notes,layers,hidden,heads,kv_heads,ffn_hidden,seq_len,vocab,"
+      "gpu_type,num_gpus,gpus_per_node,tp,pp,dp,cp,vp_interleave,micro_batch,global_batch_seqs,"
+      "act_recompute,seq_parallel,precision,optimizer_sharding,framework,notes,"
+      "reported_iteration_time_s,derived_iteration_time_s,group,schedule\n";
+  const std::string csv =
+      header +
+      "L,G,Llama 3 8B,\"SwiGLU, GQA\",32,4096,32,8,14336,8192,128256,H100-SXM5-80GB,16,8,1,2,8,,,"
+      "1,64,,,BF16,,Megatron-Core,,2.0,,g1,zb_h1\n"
+      "T,G,Llama 3.2 1B,\"SwiGLU, GQA, tied\",16,2048,32,8,8192,8192,128256,H100-SXM5-80GB,8,8,1,1,"
+      "8,,,1,64,,,BF16,,Megatron-Core,,1.0,,,\n"
+      "Z,G,Llama 3 8B,SwiGLU,32,4096,32,8,14336,8192,128256,H100-SXM5-80GB,16,8,1,2,8,,,"
+      "1,64,,,BF16,,Megatron-Core,,2.0,,g1,warp_drive\n";
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "s.csv"), "s.csv");
+  REQUIRE(r.rows.size() == 2);
+  CHECK_FALSE(r.rows[0].run.model.tied_embeddings);
+  CHECK(r.rows[0].run.group == "g1");
+  CHECK(r.rows[0].run.plan.schedule == Schedule::ZeroBubbleH1);
+  CHECK(r.rows[0].run.location == "s.csv:2 (L)");
+  CHECK(r.rows[1].run.model.tied_embeddings);  // said so in arch_notes
+  REQUIRE(r.skipped.size() == 1);
+  CHECK(r.skipped[0].reason.find("schedule 'warp_drive' not recognised") != std::string::npos);
+}
+
+TEST_CASE("torchtitan FSDP with pipelining keeps parameters gathered (costs as ZeRO-1)") {
+  const std::string csv =
+      std::string(kHeader) +
+      "P,G,Llama 70B,\"SwiGLU, GQA\",80,8192,64,8,28672,8192,128256,\"H100 96GB, 500 W\",64,8,8,"
+      "2,4,,,1,32,full,,BF16,FSDP2 (ZeRO-3 style),torchtitan (compile),,,10.0\n"
+      "Q,G,Llama 70B,\"SwiGLU, GQA\",80,8192,64,8,28672,8192,128256,\"H100 96GB, 500 W\",64,8,8,"
+      "1,8,,,1,32,full,,BF16,FSDP2 (ZeRO-3 style),torchtitan (compile),,,10.0\n";
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "t.csv"), "t.csv");
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.rows[0].run.plan.optimizer_sharding == OptimizerSharding::Distributed);
+  CHECK(r.rows[1].run.plan.optimizer_sharding == OptimizerSharding::Fsdp);
+}
