@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "core/cost/estimate.hpp"
+#include "core/scenario/cluster_view.hpp"
+#include "core/scenario/scenario.hpp"
 #include "core/validation/published_run.hpp"
 #include "test_models.hpp"
 
@@ -107,4 +109,27 @@ TEST_CASE("estimate: FSDP gathers and reduce-scatters every micro-batch") {
   const IterationEstimate zero1 = run(p);
   CHECK(zero1.dp_comm_ns < e.dp_comm_ns / 10);
   CHECK(zero1.memory.total_bytes() > e.memory.total_bytes());
+}
+
+TEST_CASE("default scenario: FSDP and the distributed optimizer differ in time and in memory") {
+  // The same plan with either sharding: FSDP holds 1/dp of the weights and
+  // gradients but gathers every layer twice and reduce-scatters it once per
+  // micro-batch; the distributed optimizer keeps weights and gradients whole
+  // and moves them once per iteration. Memory and time describe one schedule.
+  auto load = [](const char* sharding) {
+    return load_scenario(PARASHIFT_SOURCE_DIR "/scenarios/default.yaml",
+                         {std::string("plan.optimizer_sharding=") + sharding});
+  };
+  const Scenario fsdp = load("fsdp");
+  const Scenario zero1 = load("distributed");
+  auto estimate = [](const Scenario& s) {
+    return estimate_iteration(s.model, s.device, cluster_view_of(s.topology, s.device), s.plan,
+                              s.training.seq_len);
+  };
+  const IterationEstimate f = estimate(fsdp);
+  const IterationEstimate z = estimate(zero1);
+  CHECK(f.memory.total_bytes() < z.memory.total_bytes());
+  CHECK(f.memory.weights_bytes < z.memory.weights_bytes / 4);
+  CHECK(f.dp_comm_ns > 10 * z.dp_comm_ns);
+  CHECK(f.total_ns > z.total_ns);
 }
