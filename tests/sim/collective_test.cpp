@@ -13,14 +13,14 @@ TEST_CASE("ring collectives on a star: steps x (chunk / bandwidth + path latency
   const sim::PathModel paths(t);
   const std::vector<int> ring{0, 1, 2, 3};
   // 1 GB all-reduce: chunk 250 MB -> 2.5 ms + 2 us per step, 2(n-1) = 6 steps.
-  CHECK(sim::ring_collective_ns(paths, CollectiveKind::AllReduce, 1e9, ring) == 6 * 2'502'000);
+  CHECK(sim::ring_wire_ns(paths, CollectiveKind::AllReduce, 1e9, ring) == 6 * 2'502'000);
   // Reduce-scatter and all-gather: n-1 = 3 steps.
-  CHECK(sim::ring_collective_ns(paths, CollectiveKind::ReduceScatter, 1e9, ring) == 3 * 2'502'000);
-  CHECK(sim::ring_collective_ns(paths, CollectiveKind::AllGather, 1e9, ring) == 3 * 2'502'000);
+  CHECK(sim::ring_wire_ns(paths, CollectiveKind::ReduceScatter, 1e9, ring) == 3 * 2'502'000);
+  CHECK(sim::ring_wire_ns(paths, CollectiveKind::AllGather, 1e9, ring) == 3 * 2'502'000);
   // Send/recv: every rank passes the whole 1 GB to its neighbour at once: 10 ms + 2 us.
-  CHECK(sim::ring_collective_ns(paths, CollectiveKind::SendRecv, 1e9, ring) == 10'002'000);
+  CHECK(sim::ring_wire_ns(paths, CollectiveKind::SendRecv, 1e9, ring) == 10'002'000);
   // A group of one moves nothing.
-  CHECK(sim::ring_collective_ns(paths, CollectiveKind::AllReduce, 1e9, {2}) == 0);
+  CHECK(sim::ring_wire_ns(paths, CollectiveKind::AllReduce, 1e9, {2}) == 0);
 }
 
 TEST_CASE("the slowest ring neighbour sets every step") {
@@ -31,7 +31,7 @@ TEST_CASE("the slowest ring neighbour sets every step") {
   t.set_link_bandwidth(up, 50e9);
   const sim::PathModel paths(t);
   // 1 GB all-gather: chunk 250 MB; step 2 -> 3 crosses 50 GB/s: 5 ms + 2 us, 3 steps.
-  CHECK(sim::ring_collective_ns(paths, CollectiveKind::AllGather, 1e9, {0, 1, 2, 3}) ==
+  CHECK(sim::ring_wire_ns(paths, CollectiveKind::AllGather, 1e9, {0, 1, 2, 3}) ==
         3 * 5'002'000);
 }
 
