@@ -73,17 +73,27 @@ double log2_floor(int n) {
   return l;
 }
 
+// One algorithm/protocol pair, kept in floating point until the fastest is
+// known (the planner calls this in its inner loop).
+struct Candidate {
+  NcclAlgo algo = NcclAlgo::Ring;
+  NcclProto proto = NcclProto::Simple;
+  double latency_us = 0;
+  double bandwidth_s = 0;
+  double seconds() const { return latency_us * 1e-6 + bandwidth_s; }
+};
+
 // A ring-protocol time: `bus_Bps` is the Simple protocol's bus bandwidth.
-NcclTime ring_protocol_time(CollectiveKind kind, double bytes, int n, double bus_Bps,
-                            double latency_us, NcclProto p) {
+Candidate ring_protocol_time(CollectiveKind kind, double bytes, int n, double bus_Bps,
+                             double latency_us, NcclProto p) {
   const double share = p == NcclProto::LL      ? kRingLLShare
                        : p == NcclProto::LL128 ? kRingLL128Share
                                                : 1.0;
-  NcclTime t;
+  Candidate t;
   t.algo = NcclAlgo::Ring;
   t.proto = p;
-  t.latency_ns = us_to_ns(latency_us);
-  t.bandwidth_ns = transfer_ns(bytes * nccl_bus_factor(kind, n), bus_Bps * share);
+  t.latency_us = latency_us;
+  t.bandwidth_s = bytes * nccl_bus_factor(kind, n) / (bus_Bps * share);
   return t;
 }
 
@@ -91,8 +101,8 @@ NcclTime ring_protocol_time(CollectiveKind kind, double bytes, int n, double bus
 // n-1 for reduce-scatter and all-gather) of which 2(nodes-1) resp. nodes-1
 // cross the network; intra-node steps of a ring that leaves the node pay at
 // least the network post overhead.
-NcclTime ring_time(CollectiveKind kind, double bytes, const GroupLinks& g, const Rates& r,
-                   NcclProto p) {
+Candidate ring_time(CollectiveKind kind, double bytes, const GroupLinks& g, const Rates& r,
+                    NcclProto p) {
   const int n = g.ranks;
   const int nodes = g.nodes();
   const bool all_reduce = kind == CollectiveKind::AllReduce;
@@ -114,7 +124,7 @@ NcclTime ring_time(CollectiveKind kind, double bytes, const GroupLinks& g, const
 
 // Double binary tree (all-reduce): a chain inside each node, a tree of
 // log2(nodes) levels across nodes, paid on the way up and down.
-NcclTime tree_time(double bytes, const GroupLinks& g, const Rates& r, NcclProto p) {
+Candidate tree_time(double bytes, const GroupLinks& g, const Rates& r, NcclProto p) {
   const int nodes = g.nodes();
   const double intra_hop = kTreeNvlinkHopUs.of(p) + wire_us(g.intra_wire_ns);
   const double inter_hop = kTreeNetHopUs.of(p) + wire_us(g.inter_wire_ns);
@@ -123,12 +133,12 @@ NcclTime tree_time(double bytes, const GroupLinks& g, const Rates& r, NcclProto 
   double share = kTreeShare;
   if (p == NcclProto::LL) share *= kTreeLLShare;
   if (p == NcclProto::LL128) share *= nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
-  NcclTime t;
+  Candidate t;
   t.algo = NcclAlgo::Tree;
   t.proto = p;
-  t.latency_ns = us_to_ns(latency_us);
-  t.bandwidth_ns =
-      transfer_ns(bytes * nccl_bus_factor(CollectiveKind::AllReduce, g.ranks), r.ring_Bps * share);
+  t.latency_us = latency_us;
+  t.bandwidth_s =
+      bytes * nccl_bus_factor(CollectiveKind::AllReduce, g.ranks) / (r.ring_Bps * share);
   return t;
 }
 
@@ -137,7 +147,7 @@ NcclTime tree_time(double bytes, const GroupLinks& g, const Rates& r, NcclProto 
 // each GPU exchanges its 1/k slice of the node's sum over its own NIC: the
 // node's NICs carry the buffer once with two nodes, twice (up and down a
 // tree) with more.
-NcclTime nvls_time(const NcclFabric& f, double bytes, const GroupLinks& g, const Rates& r) {
+Candidate nvls_time(const NcclFabric& f, double bytes, const GroupLinks& g, const Rates& r) {
   const int nodes = g.nodes();
   double algbw_Bps = g.intra_Bps * f.nvls_algbw_share;
   double latency_us = kNvlsIntraUs + wire_us(g.intra_wire_ns);
@@ -145,19 +155,19 @@ NcclTime nvls_time(const NcclFabric& f, double bytes, const GroupLinks& g, const
     algbw_Bps = std::min(algbw_Bps, r.net_node_Bps / (nodes <= 2 ? 1.0 : 2.0));
     latency_us += 2.0 * log2_floor(nodes) * (kNvlsTreeNetHopUs + wire_us(g.inter_wire_ns));
   }
-  NcclTime t;
+  Candidate t;
   t.algo = NcclAlgo::Nvls;
   t.proto = NcclProto::Simple;
-  t.latency_ns = us_to_ns(latency_us);
-  t.bandwidth_ns = transfer_ns(bytes, algbw_Bps);
+  t.latency_us = latency_us;
+  t.bandwidth_s = bytes / algbw_Bps;
   return t;
 }
 
 // All-to-all and send/recv are point-to-point: one launch, one hop; an
 // all-to-all's traffic to other nodes, (n - ranks_per_node)/(n-1) of it,
 // leaves through each GPU's own NIC (NCCL cannot aggregate NICs for it).
-NcclTime p2p_time(const NcclFabric& f, CollectiveKind kind, double bytes, const GroupLinks& g,
-                  const Rates& r, NcclProto p) {
+Candidate p2p_time(const NcclFabric& f, CollectiveKind kind, double bytes, const GroupLinks& g,
+                   const Rates& r, NcclProto p) {
   const int n = g.ranks;
   const bool multi = g.ranks > g.ranks_per_node;
   const double nic_Bps = g.inter_Bps * f.nic_efficiency;
@@ -171,14 +181,19 @@ NcclTime p2p_time(const NcclFabric& f, CollectiveKind kind, double bytes, const 
   return ring_protocol_time(kind, bytes, n, bus_Bps, kRingBaseUs.of(p) + hop, p);
 }
 
-void keep_faster(NcclTime& best, const NcclTime& candidate, bool& have) {
-  if (!have || candidate.time_ns < best.time_ns) {
+void keep_faster(Candidate& best, const Candidate& candidate, bool& have) {
+  if (!have || candidate.seconds() < best.seconds()) {
     best = candidate;
     have = true;
   }
 }
 
-NcclTime finish(NcclTime t) {
+NcclTime to_time(const Candidate& c) {
+  NcclTime t;
+  t.algo = c.algo;
+  t.proto = c.proto;
+  t.latency_ns = us_to_ns(c.latency_us);
+  t.bandwidth_ns = seconds_to_ns(c.bandwidth_s);
   t.time_ns = t.latency_ns + t.bandwidth_ns;
   return t;
 }
@@ -240,12 +255,12 @@ NcclTime nccl_collective(const NcclFabric& fabric, CollectiveKind kind, double b
                          const GroupLinks& links, NcclAlgo algo) {
   if (links.ranks <= 1 || bytes <= 0.0) return {};
   const Rates r = rates_of(fabric, links);
-  NcclTime best;
+  Candidate best;
   bool have = false;
   if (kind == CollectiveKind::AllToAll || kind == CollectiveKind::SendRecv) {
     for (const NcclProto p : kProtos)
-      keep_faster(best, finish(p2p_time(fabric, kind, bytes, links, r, p)), have);
-    return best;
+      keep_faster(best, (p2p_time(fabric, kind, bytes, links, r, p)), have);
+    return to_time(best);
   }
   const bool all_reduce = kind == CollectiveKind::AllReduce;
   const bool can_tree = all_reduce;
@@ -253,18 +268,17 @@ NcclTime nccl_collective(const NcclFabric& fabric, CollectiveKind kind, double b
       all_reduce && fabric.nvlink_sharp && links.ranks_per_node >= 2 && links.intra_Bps > 0;
   const bool only = algo != NcclAlgo::Auto;
   if (can_nvls && (!only || algo == NcclAlgo::Nvls)) {
-    keep_faster(best, finish(nvls_time(fabric, bytes, links, r)), have);
+    keep_faster(best, (nvls_time(fabric, bytes, links, r)), have);
   }
   if (can_tree && (!only || algo == NcclAlgo::Tree)) {
-    for (const NcclProto p : kProtos)
-      keep_faster(best, finish(tree_time(bytes, links, r, p)), have);
+    for (const NcclProto p : kProtos) keep_faster(best, (tree_time(bytes, links, r, p)), have);
   }
   if (!have || !only || algo == NcclAlgo::Ring) {
     for (const NcclProto p : kProtos) {
-      keep_faster(best, finish(ring_time(kind, bytes, links, r, p)), have);
+      keep_faster(best, (ring_time(kind, bytes, links, r, p)), have);
     }
   }
-  return best;
+  return to_time(best);
 }
 
 }  // namespace parashift::core
