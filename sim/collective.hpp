@@ -22,9 +22,24 @@
 
 namespace parashift::sim {
 
+/// PXN (NCCL's PCI x NVLink): data for a GPU on another node leaves through
+/// the NIC of the destination's rail, reached over NVLink, so rails are not
+/// double-booked and cross-rail traffic never climbs to the spines. The
+/// source of the network leg from `a` to `b`: the GPU of a's node with b's
+/// local index (GPUs numbered node by node), or `a` itself inside a node.
+inline int pxn_source(const topo::Topology& t, int a, int b) {
+  const int per_host = t.gpus_per_host();
+  const int host_a = t.host_of_gpu(a);
+  if (per_host <= 0 || host_a == t.host_of_gpu(b)) return a;
+  const int candidate = host_a * per_host + b % per_host;
+  if (candidate < t.gpu_count() && t.host_of_gpu(candidate) == host_a) return candidate;
+  return a;
+}
+
 /// The links a group in `gpus` order sees: ranks per node from the hosts;
 /// for ring neighbours inside a node and between nodes the lowest bottleneck
-/// rate and the longest wire latency of `route(a, b)` (a PathInfo).
+/// rate and the longest wire latency of `route(a, b)` (a PathInfo; between
+/// nodes the network leg from pxn_source(a, b)).
 template <class RouteFn>
 core::GroupLinks group_links_from(const topo::Topology& t, const std::vector<int>& gpus,
                                   RouteFn route) {
@@ -41,8 +56,8 @@ core::GroupLinks group_links_from(const topo::Topology& t, const std::vector<int
   for (int i = 0; i < n && n > 1; ++i) {
     const int a = gpus[i];
     const int b = gpus[(i + 1) % n];
-    const PathInfo p = route(a, b);
     const bool same_host = t.host_of_gpu(a) == t.host_of_gpu(b);
+    const PathInfo p = route(same_host ? a : pxn_source(t, a, b), b);
     double& rate = same_host ? intra : inter;
     TimeNs& wire = same_host ? g.intra_wire_ns : g.inter_wire_ns;
     rate = std::min(rate, p.bottleneck_Bps);

@@ -51,8 +51,9 @@ void start_ring_coflow(FlowNetwork& network, const core::NcclFabric& fabric,
   const TimeNs tail_ns = std::max<TimeNs>(0, nccl.latency_ns - longest_ns);
   auto state = std::make_shared<State>(State{n, tail_ns, std::move(on_done)});
   for (int i = 0; i < n; ++i) {
+    const int next = gpus[(i + 1) % n];
     network.start_flow(
-        gpus[i], gpus[(i + 1) % n], per_flow,
+        pxn_source(topology, gpus[i], next), next, per_flow,
         [state, &kernel] {
           if (--state->left > 0) return;
           kernel.schedule_in(state->tail_ns, [state, &kernel] { state->on_done(kernel.now()); });

@@ -9,7 +9,9 @@
 // the longest path; under contention the flows share links max-min fairly.
 // It trades the 2(n-1) per-step barriers of run_collective's Ring for 2(n-1)
 // times fewer network events, which is what lets a 16,384-GPU iteration run
-// in seconds.
+// in seconds. A flow to a GPU on another node starts at the sender's node's
+// GPU on the receiver's rail (PXN, sim/collective.hpp pxn_source): the
+// NVLink leg is not simulated, the rail leg is.
 //   all-reduce: 2(n-1)/n x bytes per wire flow; reduce-scatter, all-gather:
 //   (n-1)/n x bytes; send/recv (a ring exchange): bytes.
 #pragma once
