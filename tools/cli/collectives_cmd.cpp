@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,9 @@
 #include "core/input_error.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
+#include "sim/kernel.hpp"
+#include "sim/network/flow_network.hpp"
+#include "sim/network/ring_coflow.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 #include "topologies/topology.hpp"
@@ -39,6 +43,7 @@ struct CollectivesOptions {
   std::string end = "8G";
   std::string factor = "2";
   std::string algo = "auto";
+  std::string backend = "analytical";
   std::string json_path;
 };
 
@@ -172,6 +177,29 @@ Group group_of(const CollectivesOptions& o, const core::ClusterView& cluster,
   return g;
 }
 
+// The group's GPU indices: the first `ranks_per_node` GPUs of each of the
+// first nodes (GPUs numbered node by node).
+std::vector<int> group_gpus(const Group& g, int gpus_per_node) {
+  std::vector<int> gpus;
+  for (int r = 0; r < g.ranks; ++r) {
+    gpus.push_back((r / g.ranks_per_node) * gpus_per_node + r % g.ranks_per_node);
+  }
+  return gpus;
+}
+
+// One collective alone on the simulator's max-min network (sim/network/
+// ring_coflow.hpp): the same NCCL model, with the topology's links shared.
+core::TimeNs simulate_alone(const topo::Topology& topology, const core::NcclFabric& fabric,
+                            core::CollectiveKind kind, double bytes, const std::vector<int>& gpus) {
+  sim::Kernel kernel;
+  sim::FlowNetwork network(kernel, topology);
+  core::TimeNs done = 0;
+  sim::start_ring_coflow(network, fabric, kind, bytes, gpus, 0,
+                         [&done](core::TimeNs t_ns) { done = t_ns; });
+  kernel.run();
+  return done;
+}
+
 void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
   if (o.scenario.empty() == o.topology.empty()) {
     throw core::InputError("collectives: give a SCENARIO file or --topology SOURCE (one of them)");
@@ -188,32 +216,47 @@ void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
                            " (sizes must go from -b up to -e)");
   }
   const int factor = parse_factor(o.factor);
-
-  core::ClusterView cluster;
-  std::string device_name;
-  if (!o.scenario.empty()) {
-    const core::Scenario s = core::load_scenario(o.scenario);
-    cluster = core::cluster_view_of(s.topology, s.device);
-    device_name = s.device.name;
-  } else {
-    const core::DeviceSpec& device = core::device_preset(o.device);
-    cluster = core::cluster_view_of(build_topology(o), device);
-    device_name = device.name;
+  if (o.backend != "analytical" && o.backend != "sim") {
+    throw core::InputError("--backend " + o.backend + ": expected analytical or sim");
   }
+  const bool simulate = o.backend == "sim";
+  if (simulate && kind == core::CollectiveKind::AllToAll) {
+    throw core::InputError("--backend sim: runs ring collectives and sendrecv, not alltoall");
+  }
+  if (simulate && algo != core::NcclAlgo::Auto) {
+    throw core::InputError("--backend sim: runs --algo auto only");
+  }
+
+  topo::Topology topology;
+  core::DeviceSpec device;
+  if (!o.scenario.empty()) {
+    core::Scenario s = core::load_scenario(o.scenario);
+    topology = std::move(s.topology);
+    device = s.device;
+  } else {
+    device = core::device_preset(o.device);
+    topology = build_topology(o);
+  }
+  const core::ClusterView cluster = core::cluster_view_of(topology, device);
+  const std::string& device_name = device.name;
   const Group g = group_of(o, cluster, kind);
   const core::GroupLinks links = core::group_links(cluster, g.ranks, g.ranks_per_node);
 
   std::ostream& out = ctx.out;
   out << "# parashift collectives: " << o.op << " on " << g.ranks << " ranks (" << links.nodes()
-      << " nodes x " << g.ranks_per_node << " GPUs), " << device_name << ", NCCL model, --algo "
+      << " nodes x " << g.ranks_per_node << " GPUs), " << device_name << ", NCCL model"
+      << (simulate ? " on the simulator's max-min network" : "") << ", --algo "
       << core::to_string(algo) << "\n";
   out << "#       size         count      type      time     algbw     busbw  algorithm\n";
   out << "#        (B)    (elements)                (us)    (GB/s)    (GB/s)\n";
+  const std::vector<int> gpus = group_gpus(g, cluster.gpus_per_node);
   nlohmann::json rows = nlohmann::json::array();
   char line[160];
   for (double bytes = begin; bytes <= end; bytes *= factor) {
     const core::NcclTime t = core::nccl_collective(cluster.nccl, kind, bytes, links, algo);
-    const double seconds = core::ns_to_s(t.time_ns);
+    const core::TimeNs time_ns =
+        simulate ? simulate_alone(topology, cluster.nccl, kind, bytes, gpus) : t.time_ns;
+    const double seconds = core::ns_to_s(time_ns);
     const double algbw = seconds > 0 ? bytes / seconds / 1e9 : 0.0;
     const double busbw = algbw * core::nccl_bus_factor(kind, g.ranks);
     const std::string algorithm =
@@ -255,6 +298,9 @@ void add_collectives_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("-e,--maxbytes", o->end, "Largest size (default 8G)");
   cmd->add_option("-f,--stepfactor", o->factor, "Size factor between rows (default 2)");
   cmd->add_option("--algo", o->algo, "auto, ring, tree or nvls (default auto: NCCL's choice)");
+  cmd->add_option("--backend", o->backend,
+                  "analytical (the closed form, default) or sim (the same model on the "
+                  "simulator's max-min network of the topology)");
   cmd->add_option("--json", o->json_path, "Also write the rows as JSON to FILE");
   cmd->callback([o, &ctx] { run_collectives(*o, ctx); });
 }
