@@ -59,7 +59,8 @@ Rates rates_of(const NcclFabric& f, const GroupLinks& g) {
   const bool multi = g.ranks > g.ranks_per_node;
   if (!multi) {
     r.ring_Bps = r.nvlink_Bps;
-  } else if (g.ranks_per_node == 1) {
+  } else if (g.ranks_per_node == 1 || g.intra_Bps <= 0) {
+    // No NVLink leg (one rank per node, or no ring neighbours share a node).
     r.ring_Bps = r.net_node_Bps;
   } else {
     r.ring_Bps = std::min(r.nvlink_Bps, r.net_node_Bps);

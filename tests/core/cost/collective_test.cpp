@@ -112,6 +112,18 @@ TEST_CASE("collective_ns: send/recv, all-to-all and trivial groups") {
   CHECK(collective_ns(CollectiveKind::AllReduce, 0.0, 8, 8, cluster()) == 0);
 }
 
+TEST_CASE("nccl_collective: a group whose ring never stays inside a node") {
+  // 4 ranks, 2 per node, but no NVLink rate read (ring neighbours all on
+  // other nodes): the rails alone, 2 x 50 x 0.94 = 94 GB/s; 4e9 B reduce-
+  // scatter moves 3/4 x 4e9 = 3e9 B -> 31'914'894 ns.
+  GroupLinks g;
+  g.ranks = 4;
+  g.ranks_per_node = 2;
+  g.inter_Bps = 50e9;
+  const NcclTime t = nccl_collective(NcclFabric{}, CollectiveKind::ReduceScatter, 4e9, g);
+  CHECK(t.bandwidth_ns == 31'914'894);
+}
+
 TEST_CASE("parse_nccl_algo names the four choices and nothing else") {
   NcclAlgo a = NcclAlgo::Ring;
   CHECK(parse_nccl_algo("auto", a));
