@@ -5,22 +5,28 @@
 namespace parashift::sim {
 
 double bus_factor(core::CollectiveKind kind, int ranks) {
-  const double n = ranks;
-  switch (kind) {
-    case core::CollectiveKind::AllReduce:
-      return 2.0 * (n - 1) / n;
-    case core::CollectiveKind::ReduceScatter:
-    case core::CollectiveKind::AllGather:
-    case core::CollectiveKind::AllToAll:
-      return (n - 1) / n;
-    case core::CollectiveKind::SendRecv:
-      return 1.0;
-  }
-  return 1.0;
+  return core::nccl_bus_factor(kind, ranks);
 }
 
-TimeNs ring_collective_ns(const PathModel& paths, core::CollectiveKind kind, double bytes,
-                          const std::vector<int>& gpus) {
+core::GroupLinks group_links_of(const PathModel& paths, const std::vector<int>& gpus) {
+  return group_links_from(paths.topology(), gpus,
+                          [&paths](int a, int b) { return paths.path(a, b); });
+}
+
+core::NcclTime nccl_collective_on(const PathModel& paths, const core::NcclFabric& fabric,
+                                  core::CollectiveKind kind, double bytes,
+                                  const std::vector<int>& gpus, core::NcclAlgo algo) {
+  if (gpus.size() <= 1 || bytes <= 0) return {};
+  return core::nccl_collective(fabric, kind, bytes, group_links_of(paths, gpus), algo);
+}
+
+TimeNs ring_collective_ns(const PathModel& paths, const core::NcclFabric& fabric,
+                          core::CollectiveKind kind, double bytes, const std::vector<int>& gpus) {
+  return nccl_collective_on(paths, fabric, kind, bytes, gpus).time_ns;
+}
+
+TimeNs ring_wire_ns(const PathModel& paths, core::CollectiveKind kind, double bytes,
+                    const std::vector<int>& gpus) {
   const int n = static_cast<int>(gpus.size());
   if (n <= 1 || bytes <= 0) return 0;
   // A send/recv step moves the whole buffer to the ring neighbour (the

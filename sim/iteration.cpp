@@ -10,6 +10,7 @@
 #include "core/cost/memory.hpp"
 #include "core/pipeline_schedule.hpp"
 #include "core/rank_layout.hpp"
+#include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
 #include "sim/collective.hpp"
@@ -99,6 +100,8 @@ class IterationSim {
  public:
   IterationSim(const IterationInput& in, const core::WorkProfile& profile, const PathModel& paths)
       : in_(in), plan_(*in.plan), profile_(profile), paths_(paths), layout_(plan_) {
+    // The fabric's NCCL parameters, built as the cost model builds them.
+    if (in.device != nullptr) fabric_ = core::cluster_view_of(paths_.topology(), *in.device).nccl;
     v_ = plan_.virtual_stages;
     stages_ = plan_.pp;
     micro_batches_ = plan_.micro_batches();
@@ -210,7 +213,7 @@ class IterationSim {
 
   TimeNs collective_calls_ns(const core::CollectiveCall& call, const std::vector<int>& gpus) const {
     if (call.count == 0 || gpus.size() < 2) return 0;
-    return call.count * ring_collective_ns(paths_, call.kind, call.bytes, gpus);
+    return call.count * ring_collective_ns(paths_, fabric_, call.kind, call.bytes, gpus);
   }
 
   void build_dp_groups() {
@@ -406,13 +409,13 @@ class IterationSim {
       // One ring per tensor-parallel rank, all at once: shared links see all of them.
       auto left = std::make_shared<int>(plan_.tp);
       for (int t = 0; t < plan_.tp; ++t) {
-        start_ring_coflow(*network_, kind, bucket.bytes, g.tp_rings[t],
+        start_ring_coflow(*network_, fabric_, kind, bucket.bytes, g.tp_rings[t],
                           static_cast<std::uint64_t>(g.index), [left, done](TimeNs end) {
                             if (--*left == 0) done(end);
                           });
       }
     } else {
-      const TimeNs d = ring_collective_ns(paths_, kind, bucket.bytes, g.tp_rings[0]);
+      const TimeNs d = ring_collective_ns(paths_, fabric_, kind, bucket.bytes, g.tp_rings[0]);
       kernel_.schedule_in(d, [this, done] { done(kernel_.now()); });
     }
   }
@@ -437,7 +440,7 @@ class IterationSim {
     TimeNs gather = 0;
     if (plan_.optimizer_sharding != OptimizerSharding::None && plan_.dp > 1) {
       const DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
-      gather = ring_collective_ns(paths_, CollectiveKind::AllGather, w.params_on_gpu * 2.0,
+      gather = ring_collective_ns(paths_, fabric_, CollectiveKind::AllGather, w.params_on_gpu * 2.0,
                                   g.tp_rings[0]);
     }
     // Megatron's --overlap-param-gather: the gather of each chunk's updated
@@ -490,6 +493,7 @@ class IterationSim {
   const core::ParallelPlan& plan_;
   const core::WorkProfile& profile_;
   const PathModel& paths_;
+  core::NcclFabric fabric_;
   core::RankLayout layout_;
   Kernel kernel_;
   int v_ = 1, stages_ = 1, micro_batches_ = 1, virtual_stages_ = 1;

@@ -2,33 +2,23 @@
 
 namespace parashift::core {
 
+GroupLinks group_links(const ClusterView& cluster, int ranks, int ranks_per_node) {
+  GroupLinks g;
+  g.ranks = ranks;
+  g.ranks_per_node = ranks_per_node < 1 ? 1 : (ranks_per_node > ranks ? ranks : ranks_per_node);
+  g.intra_Bps = cluster.intra_node_Bps;
+  g.inter_Bps = cluster.inter_node_Bps;
+  g.intra_wire_ns = cluster.intra_node_latency_ns;
+  g.inter_wire_ns = cluster.inter_node_latency_ns;
+  return g;
+}
+
 TimeNs collective_ns(CollectiveKind kind, double bytes, int ranks, int ranks_per_node,
-                     const ClusterView& cluster) {
+                     const ClusterView& cluster, NcclAlgo algo) {
   if (ranks <= 1 || bytes <= 0.0) return 0;
-  // A ring that leaves the node runs at the NIC rate of each GPU (rails give
-  // one NIC per GPU); inside a node at NVLink rate.
-  const bool crosses_nodes = ranks_per_node < ranks;
-  const double rate_Bps = crosses_nodes ? cluster.inter_node_Bps : cluster.intra_node_Bps;
-  const TimeNs step_latency_ns =
-      crosses_nodes ? cluster.inter_node_latency_ns : cluster.intra_node_latency_ns;
-  const double n = ranks;
-  double bus_factor = 1.0;
-  TimeNs steps = 1;
-  switch (kind) {
-    case CollectiveKind::AllReduce:
-      bus_factor = 2.0 * (n - 1.0) / n;
-      steps = 2 * (ranks - 1);
-      break;
-    case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AllGather:
-    case CollectiveKind::AllToAll:
-      bus_factor = (n - 1.0) / n;
-      steps = ranks - 1;
-      break;
-    case CollectiveKind::SendRecv:
-      break;
-  }
-  return transfer_ns(bus_factor * bytes, rate_Bps) + steps * step_latency_ns;
+  return nccl_collective(cluster.nccl, kind, bytes, group_links(cluster, ranks, ranks_per_node),
+                         algo)
+      .time_ns;
 }
 
 GroupPlacement group_placement(const ParallelPlan& plan, int gpus_per_node) {

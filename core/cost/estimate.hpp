@@ -36,11 +36,13 @@ struct IterationEstimate {
   }
 };
 
-/// Time of one collective of `bytes` per rank over `ranks` ranks, `ranks_per_node` of
-/// which share a node, with ring algorithms (nccl-tests' bus factors:
-/// all-reduce 2(n-1)/n, reduce-scatter and all-gather (n-1)/n).
+/// Time of one collective of `bytes` per rank (nccl-tests' size) over `ranks` ranks,
+/// `ranks_per_node` of which share a node, as NCCL runs it (core/cost/nccl_model.hpp:
+/// algorithm and protocol chosen by size unless `algo` forces one).
 TimeNs collective_ns(CollectiveKind kind, double bytes, int ranks, int ranks_per_node,
-                     const ClusterView& cluster);
+                     const ClusterView& cluster, NcclAlgo algo = NcclAlgo::Auto);
+/// The links such a group sees in `cluster` (ranks_per_node clamped to [1, ranks]).
+GroupLinks group_links(const ClusterView& cluster, int ranks, int ranks_per_node);
 
 /// Ranks of each group that share a node under the tp-cp-dp-pp rank order
 /// (tp fastest; a node holds gpus_per_node consecutive ranks).

@@ -1,7 +1,9 @@
 #include "core/scenario/cluster_view.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
+#include <string>
 
 namespace parashift::core {
 
@@ -21,7 +23,36 @@ RouteSummary summarise(const topo::Topology& t, int a, int b) {
   return s;
 }
 
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+// NVLink SHARP needs third-generation NVSwitch: Hopper and later.
+bool has_nvlink_sharp(const DeviceSpec& device) {
+  std::string name = device.name;
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return starts_with(name, "h100") || starts_with(name, "h200") || starts_with(name, "b200") ||
+         starts_with(name, "gb200");
+}
+
+int nics_on_host0(const topo::Topology& t) {
+  int nics = 0;
+  for (int v = 0; v < t.node_count(); ++v) {
+    const auto& node = t.node(v);
+    if (node.kind == topo::NodeKind::Nic && node.host == 0) ++nics;
+  }
+  return nics;
+}
+
 }  // namespace
+
+NcclFabric nccl_fabric_of(const DeviceSpec& device, int gpus_per_node, int nics_per_node) {
+  NcclFabric f;
+  f.nvlink_sharp = gpus_per_node > 1 && device.nvlink_Bps > 0 && has_nvlink_sharp(device);
+  f.nics_per_node = std::max(1, nics_per_node);
+  return f;
+}
 
 ClusterView cluster_view_of(const topo::Topology& topology, const DeviceSpec& device) {
   ClusterView view;
@@ -39,6 +70,18 @@ ClusterView cluster_view_of(const topo::Topology& topology, const DeviceSpec& de
     view.inter_node_Bps = inter.bottleneck_Bps;
     view.inter_node_latency_ns = inter.latency_ns;
   }
+  const int nics = nics_on_host0(topology);
+  view.nccl = nccl_fabric_of(device, view.gpus_per_node, nics > 0 ? nics : view.gpus_per_node);
+  return view;
+}
+
+ClusterView cluster_view_of(const DeviceSpec& device, int gpus, int gpus_per_node) {
+  ClusterView view;
+  view.gpus = gpus;
+  view.gpus_per_node = std::max(1, gpus_per_node);
+  view.intra_node_Bps = device.nvlink_Bps;
+  view.inter_node_Bps = device.nic_Bps;
+  view.nccl = nccl_fabric_of(device, view.gpus_per_node, view.gpus_per_node);
   return view;
 }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/input_error.hpp"
+#include "core/scenario/cluster_view.hpp"
 
 namespace parashift::core {
 
@@ -274,14 +275,8 @@ std::optional<bool> yes_no_from_text(const std::string& text) {
 }
 
 ClusterView published_cluster(const DeviceSpec& device, int gpus, int gpus_per_node) {
-  ClusterView c;
-  c.gpus = gpus;
-  c.gpus_per_node = gpus_per_node;
-  c.intra_node_Bps = 0.80 * device.nvlink_Bps;
-  c.inter_node_Bps = 0.90 * device.nic_Bps;
-  c.intra_node_latency_ns = 2 * kNsPerUs;
-  c.inter_node_latency_ns = 5 * kNsPerUs;
-  return c;
+  // The construction every other command uses (core/scenario/cluster_view.hpp).
+  return cluster_view_of(device, gpus, gpus_per_node);
 }
 
 namespace {

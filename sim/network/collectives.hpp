@@ -12,7 +12,8 @@
 //  Ring (NCCL's ring; ranks in `gpus` order): all-reduce = reduce-scatter
 //    then all-gather, 2(n-1) rounds of bytes/n from every rank to the next;
 //    reduce-scatter, all-gather: n-1 rounds. With no contention this is
-//    exactly ring_collective_ns (sim/collective.hpp).
+//    exactly ring_wire_ns (sim/collective.hpp): the wire-level algorithms,
+//    without NCCL's latency and protocol efficiency (core/cost/nccl_model.hpp).
 //    All-to-all: n-1 rounds; in round k rank i sends bytes/n to rank i+k.
 //  AllPairs (all-to-all only): all n(n-1) flows of bytes/n at once; sharing
 //    decides who waits; latency is paid once instead of n-1 times.

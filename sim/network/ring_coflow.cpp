@@ -1,58 +1,59 @@
 #include "sim/network/ring_coflow.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
+#include "sim/collective.hpp"
+
 namespace parashift::sim {
 
-void start_ring_coflow(FlowNetwork& network, core::CollectiveKind kind, double bytes,
-                       const std::vector<int>& gpus, std::uint64_t flow_hash,
-                       std::function<void(TimeNs done_ns)> on_done) {
+void start_ring_coflow(FlowNetwork& network, const core::NcclFabric& fabric,
+                       core::CollectiveKind kind, double bytes, const std::vector<int>& gpus,
+                       std::uint64_t flow_hash, std::function<void(TimeNs done_ns)> on_done) {
   const int n = static_cast<int>(gpus.size());
   Kernel& kernel = network.kernel();
   if (n <= 1 || bytes <= 0) {
     kernel.schedule_in(0, [&kernel, on_done] { on_done(kernel.now()); });
     return;
   }
-  int steps = 0;
-  double per_flow = 0;
-  switch (kind) {
-    case core::CollectiveKind::AllReduce:
-      steps = 2 * (n - 1);
-      per_flow = bytes * steps / n;
-      break;
-    case core::CollectiveKind::ReduceScatter:
-    case core::CollectiveKind::AllGather:
-      steps = n - 1;
-      per_flow = bytes * steps / n;
-      break;
-    case core::CollectiveKind::SendRecv:
-      steps = 1;
-      per_flow = bytes;
-      break;
-    case core::CollectiveKind::AllToAll:
-      throw std::invalid_argument("start_ring_coflow: all-to-all is not a ring coflow");
+  if (kind == core::CollectiveKind::AllToAll) {
+    throw std::invalid_argument("start_ring_coflow: all-to-all is not a ring coflow");
   }
-  // The flows carry one path latency each; the other steps' latencies follow.
+  const double wire_flow =
+      kind == core::CollectiveKind::SendRecv ? bytes : bytes * core::nccl_bus_factor(kind, n);
+  // The group's uncontended links, read as sim/collective.cpp reads paths.
   const topo::Topology& topology = network.topology();
-  TimeNs hop_latency_ns = 0;
-  for (int i = 0; i < n; ++i) {
-    TimeNs latency = 0;
-    for (const topo::LinkId id : topology.route(gpus[i], gpus[(i + 1) % n], flow_hash)) {
-      latency += topology.link(id).latency_ns;
+  auto route = [&topology, flow_hash](int a, int b) {
+    PathInfo r;
+    r.bottleneck_Bps = std::numeric_limits<double>::infinity();
+    for (const topo::LinkId id : topology.route(a, b, flow_hash)) {
+      r.bottleneck_Bps = std::min(r.bottleneck_Bps, topology.link(id).bandwidth_Bps);
+      r.latency_ns += topology.link(id).latency_ns;
     }
-    hop_latency_ns = std::max(hop_latency_ns, latency);
-  }
+    return r;
+  };
+  const core::GroupLinks links = group_links_from(topology, gpus, route);
+  const double slowest = links.intra_Bps > 0 && links.inter_Bps > 0
+                             ? std::min(links.intra_Bps, links.inter_Bps)
+                             : std::max(links.intra_Bps, links.inter_Bps);
+  const TimeNs longest_ns = std::max(links.intra_wire_ns, links.inter_wire_ns);
+  const core::NcclTime nccl = core::nccl_collective(fabric, kind, bytes, links);
+  const double wire_s = wire_flow / slowest;
+  const double scale = wire_s > 0 ? core::ns_to_s(nccl.bandwidth_ns) / wire_s : 1.0;
+  const double per_flow = wire_flow * scale;
   struct State {
     int left = 0;
     TimeNs tail_ns = 0;
     std::function<void(TimeNs)> on_done;
   };
-  auto state = std::make_shared<State>(State{n, (steps - 1) * hop_latency_ns, std::move(on_done)});
+  const TimeNs tail_ns = std::max<TimeNs>(0, nccl.latency_ns - longest_ns);
+  auto state = std::make_shared<State>(State{n, tail_ns, std::move(on_done)});
   for (int i = 0; i < n; ++i) {
+    const int next = gpus[(i + 1) % n];
     network.start_flow(
-        gpus[i], gpus[(i + 1) % n], per_flow,
+        pxn_source(topology, gpus[i], next), next, per_flow,
         [state, &kernel] {
           if (--state->left > 0) return;
           kernel.schedule_in(state->tail_ns, [state, &kernel] { state->on_done(kernel.now()); });

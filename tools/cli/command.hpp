@@ -24,6 +24,7 @@ void add_topo_command(CLI::App& app, CliContext& ctx);
 void add_faults_command(CLI::App& app, CliContext& ctx);
 void add_run_command(CLI::App& app, CliContext& ctx);
 void add_calibrate_command(CLI::App& app, CliContext& ctx);
+void add_collectives_command(CLI::App& app, CliContext& ctx);
 
 /// The whole command line: parses argv, runs the subcommand, returns the
 /// exit status (0 ok, 1 internal failure, 2 bad input or bad option).

@@ -41,6 +41,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_faults_command(app, ctx);
   add_run_command(app, ctx);
   add_calibrate_command(app, ctx);
+  add_collectives_command(app, ctx);
   std::string names;
   bool known = false;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {

@@ -1,48 +1,137 @@
 #include <doctest/doctest.h>
 
 #include "core/cost/estimate.hpp"
+#include "core/cost/nccl_model.hpp"
 
 using namespace parashift::core;
 
 namespace {
 
+// H100-like numbers: 450 GB/s NVLink, one 50 GB/s NIC per GPU, no wire
+// latency (NCCL's hop latencies only), default fabric (0.82 NVLink and
+// 0.94 NIC efficiency, NVLS off unless a test turns it on).
 ClusterView cluster() {
   ClusterView c;
   c.gpus = 64;
   c.gpus_per_node = 8;
-  c.intra_node_Bps = 100e9;
-  c.inter_node_Bps = 10e9;
-  c.intra_node_latency_ns = 1'000;
-  c.inter_node_latency_ns = 5'000;
+  c.intra_node_Bps = 450e9;
+  c.inter_node_Bps = 50e9;
   return c;
 }
 
 }  // namespace
 
-TEST_CASE("collective_ns: ring all-reduce inside a node uses NVLink and 2(n-1)/n") {
-  // 8 ranks, 1 GB: bus bytes 2*7/8 * 1e9 = 1.75e9 at 100 GB/s -> 17.5 ms;
-  // 2*(8-1) = 14 steps x 1 us -> 17'514'000 ns.
-  CHECK(collective_ns(CollectiveKind::AllReduce, 1e9, 8, 8, cluster()) == 17'514'000);
+TEST_CASE("collective_ns: a large all-reduce in a node runs the ring's Simple protocol") {
+  // 8 ranks, 1 GB: bus bytes 2*7/8 * 1e9 = 1.75e9 at 0.82 * 450 = 369 GB/s
+  // -> 4'742'547 ns; latency: base 8.4 us + 14 steps x 3.4 us = 56 us.
+  // (LL128: 0.92 x the rate, 40.6 us; LL: half the rate: both slower.)
+  const NcclTime t =
+      nccl_collective(cluster().nccl, CollectiveKind::AllReduce, 1e9, group_links(cluster(), 8, 8));
+  CHECK(t.algo == NcclAlgo::Ring);
+  CHECK(t.proto == NcclProto::Simple);
+  CHECK(t.bandwidth_ns == 4'742'547);
+  CHECK(t.latency_ns == 56'000);
+  CHECK(collective_ns(CollectiveKind::AllReduce, 1e9, 8, 8, cluster()) == 4'798'547);
 }
 
-TEST_CASE("collective_ns: reduce-scatter across nodes runs at the NIC rate") {
-  // 4 ranks one per node, 400 MB: 3/4 * 4e8 = 3e8 B at 10 GB/s -> 30 ms;
-  // 3 steps x 5 us -> 30'015'000 ns.
-  CHECK(collective_ns(CollectiveKind::ReduceScatter, 4e8, 4, 1, cluster()) == 30'015'000);
-  // All-gather has the same bus factor and step count.
-  CHECK(collective_ns(CollectiveKind::AllGather, 4e8, 4, 1, cluster()) == 30'015'000);
+TEST_CASE("collective_ns: a tiny all-reduce pays LL's latency, one hop per ring step") {
+  // 8 B over 8 ranks: ring LL 6.6 + 14 x 0.6 = 15.0 us; tree LL 6.8 +
+  // 2 x 7 x 0.6 = 15.2 us; the bandwidth term rounds to 0 ns.
+  const NcclTime t =
+      nccl_collective(cluster().nccl, CollectiveKind::AllReduce, 8, group_links(cluster(), 8, 8));
+  CHECK(t.algo == NcclAlgo::Ring);
+  CHECK(t.proto == NcclProto::LL);
+  CHECK(t.time_ns == 15'000);
 }
 
-TEST_CASE("collective_ns: a group that spans nodes is bound by the NIC even with ranks inside") {
-  // 16 ranks, 8 per node: 2*15/16 * 1.6e9 = 3e9 B at 10 GB/s -> 300 ms; 30 steps x 5 us.
-  CHECK(collective_ns(CollectiveKind::AllReduce, 1.6e9, 16, 8, cluster()) == 300'150'000);
+TEST_CASE("collective_ns: across nodes a tree beats the ring at small sizes") {
+  // 64 ranks, 8 per node, 8 B. Ring LL: 126 steps, 14 across the network:
+  // 6.6 + 112 x max(0.6, 1.0 post overhead) + 14 x 2.7 = 156.4 us.
+  // Tree LL: 6.8 + 2 x (7 x 0.6 + log2(8) x 5.0) = 45.2 us.
+  const NcclTime t =
+      nccl_collective(cluster().nccl, CollectiveKind::AllReduce, 8, group_links(cluster(), 64, 8));
+  CHECK(t.algo == NcclAlgo::Tree);
+  CHECK(t.time_ns == 45'200);
+  const NcclTime ring = nccl_collective(cluster().nccl, CollectiveKind::AllReduce, 8,
+                                        group_links(cluster(), 64, 8), NcclAlgo::Ring);
+  CHECK(ring.time_ns == 156'400);
 }
 
-TEST_CASE("collective_ns: send/recv and trivial groups") {
-  // One hop across nodes: 1e8 B at 10 GB/s -> 10 ms + 5 us.
-  CHECK(collective_ns(CollectiveKind::SendRecv, 1e8, 2, 1, cluster()) == 10'005'000);
+TEST_CASE("collective_ns: a group with k GPUs per node drives k rails") {
+  // 16 ranks on 2 nodes, 8 per node, 8 GB reduce-scatter (ring only): bus
+  // bytes 15/16 x 8e9 = 7.5e9 at min(369, 8 x 50 x 0.94 = 376) = 369 GB/s
+  // -> 20'325'203 ns. One rank per node (2 ranks): one NIC, 47 GB/s,
+  // 1/2 x 8e9 = 4e9 B -> 85'106'383 ns.
+  const NcclTime rails = nccl_collective(cluster().nccl, CollectiveKind::ReduceScatter, 8e9,
+                                         group_links(cluster(), 16, 8));
+  CHECK(rails.bandwidth_ns == 20'325'203);
+  const NcclTime one = nccl_collective(cluster().nccl, CollectiveKind::ReduceScatter, 8e9,
+                                       group_links(cluster(), 2, 1));
+  CHECK(one.bandwidth_ns == 85'106'383);
+  // Two GPUs per node (a dp group with tp=4): 2 NICs, 94 GB/s per node.
+  const NcclTime two = nccl_collective(cluster().nccl, CollectiveKind::ReduceScatter, 8e9,
+                                       group_links(cluster(), 16, 2));
+  // 7.5e9 / 94e9 = 79.787 ms.
+  CHECK(two.bandwidth_ns == 79'787'234);
+}
+
+TEST_CASE("collective_ns: NVLS on an NVLink SHARP node; forced algorithms") {
+  ClusterView c = cluster();
+  c.nccl.nvlink_sharp = true;
+  // 8 GiB over 8 ranks: NVLS algbw 0.61 x 450 = 274.5 GB/s -> 31'293'022 ns + 25 us;
+  // busbw 8 GiB x 1.75 / 31.318 ms = 480 GB/s (nccl-tests#212: ~480).
+  const NcclTime t =
+      nccl_collective(c.nccl, CollectiveKind::AllReduce, 8589934592.0, group_links(c, 8, 8));
+  CHECK(t.algo == NcclAlgo::Nvls);
+  CHECK(t.time_ns == 31'293'022 + 25'000);
+  // Forcing the ring gives the ring; forcing NVLS where it cannot run (an
+  // all-gather) falls back to the ring.
+  CHECK(nccl_collective(c.nccl, CollectiveKind::AllReduce, 8589934592.0, group_links(c, 8, 8),
+                        NcclAlgo::Ring)
+            .algo == NcclAlgo::Ring);
+  CHECK(
+      nccl_collective(c.nccl, CollectiveKind::AllGather, 1e9, group_links(c, 8, 8), NcclAlgo::Nvls)
+          .algo == NcclAlgo::Ring);
+  // NVLS-tree over 4 nodes: the nodes' 8 NICs carry the buffer twice:
+  // algbw min(274.5, 376 / 2 = 188) GB/s.
+  const NcclTime four = nccl_collective(c.nccl, CollectiveKind::AllReduce, 8e9,
+                                        group_links(c, 32, 8), NcclAlgo::Nvls);
+  CHECK(four.bandwidth_ns == 42'553'191);
+}
+
+TEST_CASE("collective_ns: send/recv, all-to-all and trivial groups") {
+  // One hop across nodes, 1e8 B: Simple at 47 GB/s -> 2'127'660 ns +
+  // 8.4 + 14 us; LL128 at 0.92 x 47: 2'312'674 ns + 14 + 4 us: Simple wins.
+  CHECK(collective_ns(CollectiveKind::SendRecv, 1e8, 2, 1, cluster()) == 2'127'660 + 22'400);
+  // All-to-all over 16 ranks on 2 nodes: 8 of 15 peers remote; each GPU's
+  // own NIC carries them: min(369, 47 x 15/8 = 88.125) GB/s for 15/16 x 1e9 B.
+  const NcclTime a2a =
+      nccl_collective(cluster().nccl, CollectiveKind::AllToAll, 1e9, group_links(cluster(), 16, 8));
+  CHECK(a2a.bandwidth_ns == 10'638'298);
   CHECK(collective_ns(CollectiveKind::AllReduce, 1e9, 1, 1, cluster()) == 0);
   CHECK(collective_ns(CollectiveKind::AllReduce, 0.0, 8, 8, cluster()) == 0);
+}
+
+TEST_CASE("nccl_collective: a group whose ring never stays inside a node") {
+  // 4 ranks, 2 per node, but no NVLink rate read (ring neighbours all on
+  // other nodes): the rails alone, 2 x 50 x 0.94 = 94 GB/s; 4e9 B reduce-
+  // scatter moves 3/4 x 4e9 = 3e9 B -> 31'914'894 ns.
+  GroupLinks g;
+  g.ranks = 4;
+  g.ranks_per_node = 2;
+  g.inter_Bps = 50e9;
+  const NcclTime t = nccl_collective(NcclFabric{}, CollectiveKind::ReduceScatter, 4e9, g);
+  CHECK(t.bandwidth_ns == 31'914'894);
+}
+
+TEST_CASE("parse_nccl_algo names the four choices and nothing else") {
+  NcclAlgo a = NcclAlgo::Ring;
+  CHECK(parse_nccl_algo("auto", a));
+  CHECK(a == NcclAlgo::Auto);
+  CHECK(parse_nccl_algo("nvls", a));
+  CHECK(a == NcclAlgo::Nvls);
+  CHECK_FALSE(parse_nccl_algo("collnet", a));
+  CHECK(a == NcclAlgo::Nvls);
 }
 
 TEST_CASE("group_placement follows the tp-cp-dp-pp rank order") {

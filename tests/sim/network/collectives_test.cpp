@@ -44,7 +44,7 @@ TEST_CASE("ring collectives alone on a star agree with the contention-free model
        {CollectiveKind::AllReduce, CollectiveKind::ReduceScatter, CollectiveKind::AllGather}) {
     CAPTURE(core::to_string(kind));
     const sim::CollectiveSpec spec{kind, CollectiveAlgorithm::Ring, 1e9, iota(4)};
-    CHECK(run_alone(t, spec) == sim::ring_collective_ns(paths, kind, 1e9, iota(4)));
+    CHECK(run_alone(t, spec) == sim::ring_wire_ns(paths, kind, 1e9, iota(4)));
   }
   // All-reduce: chunk 250 MB -> 2.5 ms + 2 us per round, 2(n-1) = 6 rounds.
   CHECK(run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9, iota(4)}) ==
@@ -55,11 +55,11 @@ TEST_CASE("ring all-reduce on a star with a slow GPU: the slowest neighbour sets
   auto t = test::star(4, 100e9, 1'000);
   t.set_link_bandwidth(test::uplink(t, 2), 50e9);
   const sim::PathModel paths(t);
-  // Round time: 250 MB / 50 GB/s = 5 ms + 2 us, 6 rounds (as ring_collective_ns).
+  // Round time: 250 MB / 50 GB/s = 5 ms + 2 us, 6 rounds (as ring_wire_ns).
   const TimeNs flow =
       run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9, iota(4)});
   CHECK(flow == 6 * 5'002'000);
-  CHECK(flow == sim::ring_collective_ns(paths, CollectiveKind::AllReduce, 1e9, iota(4)));
+  CHECK(flow == sim::ring_wire_ns(paths, CollectiveKind::AllReduce, 1e9, iota(4)));
 }
 
 TEST_CASE("two all-reduces over one oversubscribed uplink take twice as long") {
@@ -73,7 +73,7 @@ TEST_CASE("two all-reduces over one oversubscribed uplink take twice as long") {
   // 5 ms + 3 us per round.
   const TimeNs alone = run_alone(t, a);
   CHECK(alone == 2 * 5'003'000);
-  CHECK(alone == sim::ring_collective_ns(paths, CollectiveKind::AllReduce, 1e9, {0, 2}));
+  CHECK(alone == sim::ring_wire_ns(paths, CollectiveKind::AllReduce, 1e9, {0, 2}));
 
   // Together: 0 -> 2 and 1 -> 3 share left -> right (and the reverse flows
   // right -> left): 50 GB/s each, 10 ms + 3 us per round. The contention-free
@@ -201,7 +201,7 @@ TEST_CASE("all-to-all: rounds of shifted pairs vs all pairs at once") {
                                  iota(4)};
   CHECK(run_alone(t, ring) == 3 * 3'002'000);
   CHECK(run_alone(t, ring) ==
-        sim::ring_collective_ns(paths, CollectiveKind::AllToAll, 1.2e9, iota(4)));
+        sim::ring_wire_ns(paths, CollectiveKind::AllToAll, 1.2e9, iota(4)));
   // All pairs: 12 flows; every uplink and downlink carries 3 -> 33.3 GB/s each;
   // 300 MB / 33.3 GB/s = 9 ms, latency paid once: 9 ms + 2 us.
   const sim::CollectiveSpec pairs{CollectiveKind::AllToAll, CollectiveAlgorithm::AllPairs, 1.2e9,

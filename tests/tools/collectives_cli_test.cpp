@@ -1,0 +1,121 @@
+// `parashift collectives`: nccl-tests' columns from the NCCL model, JSON
+// rows, and one clear line with exit status 2 for bad input.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+using parashift::test::run_parashift;
+
+namespace {
+
+int lines_of(const std::string& text) {
+  int n = 0;
+  for (const char c : text) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("collectives: an 8-GPU H100 node sweep prints one row per size") {
+  const auto r = run_parashift({"collectives", "--topology", "dgx-h100", "--op", "all_reduce", "-b",
+                                "1M", "-e", "8G", "-f", "2"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // 1 MiB .. 8 GiB doubling: 14 sizes, after 3 header lines.
+  CHECK(lines_of(r.out) == 3 + 14);
+  CHECK(r.out.find("on 8 ranks (1 nodes x 8 GPUs)") != std::string::npos);
+  // 8 GiB on NVLink SHARP: algbw 0.61 x 450 = 274.5 GB/s (plus 25 us), busbw
+  // 8 GiB / 31.319 ms = 274.27 GB/s x 1.75 = 479.98 GB/s.
+  CHECK(r.out.find("8589934592") != std::string::npos);
+  CHECK(r.out.find("479.98") != std::string::npos);
+  CHECK(r.out.find("nvls/Simple") != std::string::npos);
+}
+
+TEST_CASE("collectives: --algo ring and --json rows") {
+  const std::string json =
+      (std::filesystem::temp_directory_path() / "parashift_collectives_test.json").string();
+  const auto r = run_parashift({"collectives", "--topology", "rail-fat-tree", "--param", "nodes=2",
+                                "--op", "all_reduce", "--nodes", "2", "--gpus-per-node", "8", "-b",
+                                "1G", "-e", "2G", "--algo", "ring", "--json", json});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::ifstream in(json);
+  const nlohmann::json rows = nlohmann::json::parse(in);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["op"] == "all_reduce");
+  CHECK(rows[0]["bytes"] == 1073741824.0);
+  CHECK(rows[0]["algo"] == "ring");
+  // 16 ranks on 2 nodes, ring Simple: busbw min(0.82 x 450, 8 x 50 x 0.94)
+  // = 369 GB/s less the latency: 8.4 + 28 x 3.4 (intra) + 2 x 14 us = 131.6 us
+  // on a 5.45 ms bandwidth term -> ~360 GB/s.
+  const double busbw = rows[0]["busbw_GBps"];
+  CHECK(busbw == doctest::Approx(360.3).epsilon(0.005));
+  CHECK(rows[1]["time_us"].get<double>() > rows[0]["time_us"].get<double>());
+  std::remove(json.c_str());
+}
+
+TEST_CASE("collectives: bad input is one line naming the option, exit 2") {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--op", "all_reduce", "-b", "8G", "-e", "1M"},  // sizes out of order
+      {"--op", "all_reduce", "-b", "0"},               // zero size
+      {"--op", "all_reduce", "-e", "12Q"},             // not a size
+      {"--op", "broadcast"},                           // unknown op
+      {"--op", "all_reduce", "--algo", "collnet"},     // unknown algorithm
+      {"--op", "all_reduce", "-f", "1"},               // factor < 2
+      {"--op", "all_reduce", "--nodes", "4"},          // nodes without gpus-per-node
+      {"--op", "all_reduce", "--ranks", "-3"},         // negative ranks
+      {"--op", "sendrecv", "--ranks", "8"},            // send/recv needs 2 ranks
+  };
+  const std::vector<std::string> names = {"-b 8G",          "-b 0",           "-e 12Q",
+                                          "--op broadcast", "--algo collnet", "-f 1",
+                                          "--nodes",        "--ranks",        "--op sendrecv"};
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    std::vector<std::string> args = {"collectives", "--topology", "dgx-h100"};
+    args.insert(args.end(), bad[i].begin(), bad[i].end());
+    const auto r = run_parashift(args);
+    INFO("case ", i, ": ", r.err);
+    CHECK(r.status == 2);
+    CHECK(lines_of(r.err) == 1);
+    CHECK(r.err.find(names[i]) != std::string::npos);
+  }
+}
+
+TEST_CASE("collectives: --backend sim runs the same model on the max-min network") {
+  // Alone on a non-blocking two-node fat-tree the simulated rows equal the
+  // closed form's; with 4:1 oversubscribed spines and 16 nodes in leaf
+  // groups of 8 the node-crossing ring hops share spine uplinks and the
+  // simulated all-reduce is slower.
+  auto rows_of = [](const std::vector<std::string>& extra) {
+    const std::string json =
+        (std::filesystem::temp_directory_path() / "parashift_collectives_sim.json").string();
+    std::vector<std::string> args = {
+        "collectives", "--topology", "rail-fat-tree", "--op", "all_reduce", "-b", "1G",
+        "-e",          "1G",         "--json",        json};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_parashift(args);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    std::ifstream in(json);
+    const nlohmann::json rows = nlohmann::json::parse(in);
+    std::remove(json.c_str());
+    return rows;
+  };
+  const auto analytical = rows_of({"--param", "nodes=2"});
+  const auto simulated = rows_of({"--param", "nodes=2", "--backend", "sim"});
+  CHECK(simulated[0]["time_us"].get<double>() ==
+        doctest::Approx(analytical[0]["time_us"].get<double>()).epsilon(1e-6));
+  const std::vector<std::string> spine = {
+      "--param", "nodes=16", "--param", "oversubscription=4", "--param", "leaf_radix=16"};
+  auto spine_sim = spine;
+  spine_sim.insert(spine_sim.end(), {"--backend", "sim"});
+  CHECK(rows_of(spine_sim)[0]["time_us"].get<double>() >
+        1.5 * rows_of(spine)[0]["time_us"].get<double>());
+}
