@@ -14,6 +14,12 @@ cluster:
 training: {global_batch: 64, seq_len: 2048}
 plan: {tp: 2, pp: 2}
 )";
+// The same with the preset written by name (`model: llama2-7b`, 32 layers).
+const std::string kByName = [] {
+  std::string text = kBase;
+  const std::string map = "{preset: llama2-7b, layers: 16}";
+  return text.replace(text.find(map), map.size(), "llama2-7b");
+}();
 }  // namespace
 
 TEST_CASE("a scenario reads presets, overrides single model fields and derives dp") {
@@ -56,14 +62,8 @@ TEST_CASE("fp8 on a device without FP8 tensor cores is refused") {
 TEST_CASE("a typo of a required field is named as unknown, with a did-you-mean") {
   // `global_bach` is one edit from `global_batch`: the reader names the typo
   // where it is written rather than reporting global_batch as missing.
-  const std::string text = R"(
-model: llama2-7b
-cluster:
-  device: a100-80gb
-  topology: {generator: rail-fat-tree, node: dgx-a100, nodes: 2, tiers: 2}
-training: {global_bach: 64, seq_len: 2048}
-plan: {tp: 2, pp: 2}
-)";
+  std::string text = kByName;
+  text.replace(text.find("global_batch"), 12, "global_bach");
   CHECK_THROWS_WITH_AS(parse_scenario(text, "x.yaml"),
                        "x.yaml:6:12: training.global_bach: unknown field; did you mean "
                        "'global_batch'?",
@@ -93,16 +93,8 @@ TEST_CASE("the unknown-preset error lists each preset once") {
 }
 
 TEST_CASE("--set model.FIELD on a preset written by name overrides that field") {
-  const std::string text = R"(
-model: llama2-7b
-cluster:
-  device: a100-80gb
-  topology: {generator: rail-fat-tree, node: dgx-a100, nodes: 2, tiers: 2}
-training: {global_batch: 64, seq_len: 2048}
-plan: {tp: 2, pp: 2}
-)";
-  const Scenario s = parse_scenario(text, std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml",
-                                    {"model.layers=40"});
+  const Scenario s = parse_scenario(
+      kByName, std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml", {"model.layers=40"});
   CHECK(s.model.layers == 40);    // the override
   CHECK(s.model.hidden == 4096);  // the rest from the preset
   CHECK(s.model.name == "Llama-2 7B");
@@ -112,13 +104,7 @@ TEST_CASE("plan_optional: no plan section, or a plan that no longer fits, is not
   const std::string dir = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
   ScenarioOptions lenient;
   lenient.plan_optional = true;
-  const std::string no_plan = R"(
-model: llama2-7b
-cluster:
-  device: a100-80gb
-  topology: {generator: rail-fat-tree, node: dgx-a100, nodes: 2, tiers: 2}
-training: {global_batch: 64, seq_len: 2048}
-)";
+  const std::string no_plan = kByName.substr(0, kByName.find("plan:"));
   CHECK_THROWS_WITH_AS(parse_scenario(no_plan, "x.yaml"), doctest::Contains("plan: missing"),
                        InputError);
   const Scenario s = parse_scenario(no_plan, dir, {}, lenient);

@@ -24,15 +24,10 @@ Result cli(std::vector<std::string> args) {
   return parashift::test::run_parashift(std::move(args));
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using parashift::test::read_text_file;
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("parashift-sweep-" + name)).string();
+  return parashift::test::temp_file_path("sweep-" + name);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -66,7 +61,7 @@ TEST_CASE("sweep: one row per point in grid order, the last key fastest") {
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("sweep: " + kSmall + ": 6 of 6 points") != std::string::npos);
-  const auto rows = lines_of(read_file(csv));
+  const auto rows = lines_of(read_text_file(csv));
   REQUIRE(rows.size() == 7);  // header + 3 x 2 points
   CHECK(rows[0] ==
         "point,plan.tp,plan.pp,status,gpus,plan,iteration_s,tokens_per_s,mfu,bubble_share,"
@@ -84,14 +79,14 @@ TEST_CASE("sweep: one row per point in grid order, the last key fastest") {
   REQUIRE(cli({"simulate", kSmall, "--set", "plan.dp=null", "--set", "plan.tp=4", "--set",
                "plan.pp=2", "--json", json})
               .status == 0);
-  const auto doc = nlohmann::json::parse(read_file(json));
+  const auto doc = nlohmann::json::parse(read_text_file(json));
   char expected[64];
   std::snprintf(expected, sizeof expected, ",%.6f,%.1f,", doc["iteration_time_s"].get<double>(),
                 doc["tokens_per_s"].get<double>());
   CHECK(rows[4].find(expected) != std::string::npos);
 
   // The plot: one line per pp value (tp=3 has no point, so each line has 2).
-  const std::string picture = read_file(svg);
+  const std::string picture = read_text_file(svg);
   CHECK(picture.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
   CHECK(count(picture, "<polyline") == 2);
   CHECK(count(picture, "<circle") == 4);
@@ -106,10 +101,10 @@ TEST_CASE("sweep: the CSV is the same bytes on 1 and 3 threads, and shards parti
   b.insert(b.end(), {"--jobs", "3"});
   REQUIRE(cli(a).status == 0);
   REQUIRE(cli(b).status == 0);
-  CHECK(read_file(one) == read_file(three));
+  CHECK(read_text_file(one) == read_text_file(three));
 
   // Shards 0/2 and 1/2 hold the even and odd points; together, every row once.
-  const auto all = lines_of(read_file(one));
+  const auto all = lines_of(read_text_file(one));
   std::set<std::string> merged;
   for (const char* shard : {"0/2", "1/2"}) {
     const std::string part = temp_path(std::string("shard") + shard[0] + ".csv");
@@ -119,7 +114,7 @@ TEST_CASE("sweep: the CSV is the same bytes on 1 and 3 threads, and shards parti
     INFO(r.err);
     REQUIRE(r.status == 0);
     CHECK(r.out.find("3 of 6 points (shard " + std::string(shard) + ")") != std::string::npos);
-    const auto rows = lines_of(read_file(part));
+    const auto rows = lines_of(read_text_file(part));
     REQUIRE(rows.size() == 4);
     CHECK(rows[0] == all[0]);
     merged.insert(rows.begin() + 1, rows.end());
