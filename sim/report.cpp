@@ -161,15 +161,23 @@ void print_comparison(std::ostream& out, const std::string& label_a, const RunSu
   row("time lost to slowdowns (s)", fmt("%.3f", seconds(a.lost_ns())),
       fmt("%.3f", seconds(b.lost_ns())));
   row("decisions taken", std::to_string(a.directives.size()), std::to_string(b.directives.size()));
-  // Recovery: the share of the throughput lost without the policy that the policy wins back.
+  // Recovery: the share of the throughput lost without the policy that the
+  // policy wins back. It means something only when both runs have the same
+  // healthy iteration (same plan and cluster) and b lost time to slowdowns.
   const double healthy = a.tokens / (a.iterations * seconds(a.healthy_iteration_ns));
   const double lost_b = healthy - b.tokens_per_s();
-  if (lost_b > 0) {
+  const bool same_job = a.healthy_iteration_ns == b.healthy_iteration_ns;
+  if (same_job && b.lost_ns() > 0 && lost_b > 1e-3 * healthy) {
     out << "\n"
         << label_a << " recovers "
         << fmt("%.1f", 100.0 * (a.tokens_per_s() - b.tokens_per_s()) / lost_b)
         << " % of the throughput " << label_b << " loses to slowdowns (healthy "
         << fmt("%.0f", healthy) << " tokens/s)\n";
+  } else if (a.tokens_per_s() > 0) {
+    out << "\n"
+        << label_b << ": " << fmt("%+.1f", 100.0 * (b.tokens_per_s() / a.tokens_per_s() - 1.0))
+        << " % throughput against " << label_a
+        << (a.lost_ns() == 0 && b.lost_ns() == 0 ? " (neither run is slowed)" : "") << "\n";
   }
 }
 

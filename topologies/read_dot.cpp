@@ -1,6 +1,7 @@
 // Graphviz DOT -> RawGraph, through boost::read_graphviz.
 #include <cctype>
 #include <type_traits>
+#include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/graphviz.hpp>
@@ -87,14 +88,60 @@ RawGraph read_as(const std::string& text) {
   return raw;
 }
 
+RawGraph read_any(const std::string& text) {
+  return starts_directed(text) ? read_as<boost::directedS>(text)
+                               : read_as<boost::undirectedS>(text);
+}
+
+bool parses(const std::string& text) {
+  try {
+    read_any(text);
+    return true;
+  } catch (const boost::graph_exception&) {
+    return false;
+  }
+}
+
+// boost::read_graphviz reports no position. The line of a syntax error is
+// found by bisection: the first k such that lines 1..k, closed by "}", no
+// longer parse (one statement per line, as DOT files usually are). 0 when
+// every prefix parses (the error is at the end: e.g. a missing "}").
+std::size_t syntax_error_line(const std::string& text) {
+  std::vector<std::size_t> ends;  // offset just past each line
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') ends.push_back(i + 1);
+  }
+  if (ends.empty() || ends.back() != text.size()) ends.push_back(text.size());
+  auto prefix_fails = [&](std::size_t lines) {
+    return !parses(text.substr(0, ends[lines - 1]) + "\n}\n");
+  };
+  std::size_t good = 0;  // lines 1..good parse when closed (0: not known to)
+  std::size_t bad = ends.size();
+  if (!prefix_fails(bad)) return 0;
+  // Start past the header ("graph g {"): comments before it fail alone.
+  const std::size_t brace = text.find('{');
+  if (brace != std::string::npos) {
+    std::size_t header = 1;
+    while (ends[header - 1] <= brace) ++header;
+    if (header < bad && !prefix_fails(header)) good = header;
+  }
+  while (good + 1 < bad) {
+    const std::size_t mid = good + (bad - good) / 2;
+    (prefix_fails(mid) ? bad : good) = mid;
+  }
+  return bad;
+}
+
 }  // namespace
 
 RawGraph read_dot_text(const std::string& text, const std::string& file) {
   try {
-    return starts_directed(text) ? read_as<boost::directedS>(text)
-                                 : read_as<boost::undirectedS>(text);
+    return read_any(text);
   } catch (const boost::bad_graphviz_syntax& e) {
-    throw TopologyError(file + ": Graphviz syntax error: " + e.errmsg);
+    const std::size_t line = syntax_error_line(text);
+    throw TopologyError(file + (line > 0 ? ":" + std::to_string(line) : std::string()) +
+                        ": Graphviz syntax error: " + e.errmsg +
+                        (line > 0 ? std::string() : " (at the end of the file)"));
   } catch (const boost::graph_exception& e) {
     throw TopologyError(file + ": cannot read Graphviz: " + e.what());
   }

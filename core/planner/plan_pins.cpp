@@ -118,7 +118,19 @@ std::string describe(const PlanPins& pins) {
 
 PlanPins parse_pins(const std::vector<std::string>& items) {
   PlanPins pins;
-  for (const auto& item : items) set_pin(pins, item);
+  std::vector<std::string> seen;  // "key=value" as given, key without "plan."
+  for (const auto& item : items) {
+    set_pin(pins, item);
+    std::string key = item.substr(0, item.find('='));
+    if (key.rfind("plan.", 0) == 0) key = key.substr(5);
+    for (const auto& earlier : seen) {
+      if (earlier.substr(0, earlier.find('=')) == key) {
+        throw InputError("--pin " + key + " given twice ('" + earlier + "' and '" + item +
+                         "'); pin each dimension once");
+      }
+    }
+    seen.push_back(key + item.substr(item.find('=')));
+  }
   return pins;
 }
 

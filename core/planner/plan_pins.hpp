@@ -30,6 +30,8 @@ struct PlanPins {
 /// ("plan.tp=8" and "tp=8" are the same pin). Throws InputError naming the
 /// key when it is unknown or the value does not parse.
 void set_pin(PlanPins& pins, const std::string& key_equals_value);
+/// Every item through set_pin; a dimension pinned twice ("tp=8", "plan.tp=4")
+/// throws InputError naming both.
 PlanPins parse_pins(const std::vector<std::string>& items);
 
 /// The pinned dimensions as "tp=8 schedule=1f1b"; "none" when nothing is pinned.

@@ -88,6 +88,15 @@ std::optional<ReferenceStanding> stand(const PlannerInput& in, double usable_byt
   return r;
 }
 
+// Every field the plan space varies, and the batch and precision it copies in.
+bool same_plan(const ParallelPlan& a, const ParallelPlan& b) {
+  return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp &&
+         a.virtual_stages == b.virtual_stages && a.micro_batch == b.micro_batch &&
+         a.global_batch == b.global_batch && a.schedule == b.schedule &&
+         a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel &&
+         a.optimizer_sharding == b.optimizer_sharding && a.precision == b.precision;
+}
+
 }  // namespace
 
 double usable_memory_bytes(const DeviceSpec& device, double margin) {
@@ -126,6 +135,9 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
   space.for_each([&](const ParallelPlan& plan) {
     ++stats.enumerated;
     assert(plan.problems(in.model, in.seq_len, in.cluster.gpus).empty());
+    if (result.reference && same_plan(plan, result.reference->ranked.plan)) {
+      result.reference->in_space = true;
+    }
     if (peak_memory(in.model, plan, in.seq_len).total_bytes() > usable_bytes) {
       ++stats.pruned_by_memory;
       return;

@@ -60,6 +60,10 @@ struct ReferenceStanding {
   bool fits_memory = false;
   bool valid = false;  // problems() is empty for the cluster
   bool matches_pins = false;
+  /// The search enumerated this very plan, so it is one of the ranked ones.
+  /// False e.g. for a plan whose layers do not split evenly over its
+  /// virtual stages: `rank` then says where it would stand.
+  bool in_space = false;
   /// 1 + the number of evaluated plans strictly faster (ties share a rank).
   std::int64_t rank = 0;
 };

@@ -68,6 +68,22 @@ class ConfigReader {
   const char* style_;
 };
 
+// Mixture-of-experts configs (Mixtral, Qwen-MoE, DeepSeek, DBRX-style keys):
+// the cost model has dense layers only, so importing one as dense would
+// quietly model another network.
+void refuse_moe(const json& doc, const std::string& file) {
+  for (const char* key :
+       {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}) {
+    if (!doc.contains(key)) continue;
+    const json& v = doc[key];
+    if (v.is_number() && v.get<double>() > 1) {
+      throw InputError(file + ": key '" + key + "' = " + v.dump() +
+                       ": mixture-of-experts models are not modelled yet (dense transformers "
+                       "only); importing it as a dense model would give wrong FLOPs and memory");
+    }
+  }
+}
+
 }  // namespace
 
 ModelSpec parse_hf_config(const std::string& json_text, const std::string& file) {
@@ -78,6 +94,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file)
     throw InputError(file + ": malformed JSON (" + std::string(e.what()) + ")");
   }
   if (!doc.is_object()) throw InputError(file + ": expected a JSON object");
+  refuse_moe(doc, file);
   ModelSpec m;
   if (doc.contains("n_layer") || doc.contains("n_embd")) {
     const ConfigReader r(doc, file, "GPT-style");

@@ -52,6 +52,13 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
     cursor.reset(root);
     for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
       YAML::Node next = cursor[parts[i]];
+      if (i == 0 && parts[0] == "model" && next && next.IsScalar()) {
+        // `model: llama3-70b` with `--set model.layers=40`: the preset plus an override.
+        YAML::Node with_preset(YAML::NodeType::Map);
+        with_preset["preset"] = next.Scalar();
+        cursor["model"] = with_preset;
+        next.reset(cursor["model"]);
+      }
       if (next && !next.IsNull() && !next.IsMap()) {
         std::string prefix;
         for (std::size_t j = 0; j <= i; ++j) prefix += (j ? "." : "") + parts[j];
@@ -90,16 +97,16 @@ ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_di
     }
     return m;
   }
-  std::string known;
+  // Each name once: the scenario's own models/ folder is often the shipped one.
+  std::set<std::string> names;
   for (const auto& dir : dirs) {
     if (!fs::is_directory(dir)) continue;
-    std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir)) {
-      if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+      if (entry.path().extension() == ".yaml") names.insert(entry.path().stem().string());
     }
-    std::sort(names.begin(), names.end());
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
   }
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
   throw InputError("unknown model preset '" + name + "' (known: " + known + ")");
 }
 
@@ -165,10 +172,62 @@ TopologySource read_topology_source(YamlFields& cluster, const fs::path& dir) {
   return src;
 }
 
+// The `plan:` section. Under options.plan_optional a plan that does not fit
+// the cluster, model or batch is recorded in s.plan_problem, not refused.
+void read_plan(YamlFields& top, const YamlFields& training, Scenario& s,
+               const ScenarioOptions& options) {
+  YamlFields plan = top.map("plan");
+  ParallelPlan& p = s.plan;
+  p.tp = plan.optional_positive_int("tp").value_or(1);
+  p.pp = plan.optional_positive_int("pp").value_or(1);
+  p.cp = plan.optional_positive_int("cp").value_or(1);
+  const auto dp = plan.optional_positive_int("dp");
+  const int gpus = s.topology.gpu_count();
+  const int model_parallel = p.tp * p.pp * p.cp;
+  p.dp = dp.value_or(gpus % model_parallel == 0 ? gpus / model_parallel : 0);
+  p.virtual_stages = plan.optional_positive_int("virtual_stages").value_or(1);
+  p.micro_batch = plan.optional_positive_int("micro_batch").value_or(1);
+  auto enum_field = [&](const char* key, auto parse, auto& target) {
+    if (auto v = plan.optional_string(key)) {
+      try {
+        target = parse(*v);
+      } catch (const InputError& e) {
+        plan.fail(key, e.what());
+      }
+    }
+  };
+  enum_field("schedule", parse_schedule, p.schedule);
+  enum_field("recompute", parse_recompute, p.recompute);
+  enum_field("optimizer_sharding", parse_optimizer_sharding, p.optimizer_sharding);
+  if (auto sp = plan.optional_bool("sequence_parallel")) p.sequence_parallel = *sp;
+  plan.reject_unknown();
+  p.global_batch = s.training.global_batch;
+  p.precision = s.training.precision;
+  try {
+    if (!dp && p.dp == 0) {
+      p.dp = 1;
+      plan.fail("tp", "tp*pp*cp=" + std::to_string(model_parallel) + " does not divide the " +
+                          std::to_string(gpus) + " GPUs of the cluster");
+    }
+    const auto problems = p.problems(s.model, s.training.seq_len, gpus);
+    if (!problems.empty()) {
+      const std::string first = problems.front();
+      const std::string key = first.substr(0, first.find(':'));
+      const std::string what = first.substr(first.find(':') + 2);
+      if (key == "global_batch") training.fail(key, what);
+      if (plan.has(key)) plan.fail(key, what);
+      throw InputError(yaml_location(s.file, plan.node()) + "plan." + key + ": " + what);
+    }
+  } catch (const InputError& e) {
+    if (!options.plan_optional) throw;
+    s.plan_problem = e.what();
+  }
+}
+
 }  // namespace
 
 Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
-                        const std::vector<std::string>& overrides) {
+                        const std::vector<std::string>& overrides, const ScenarioOptions& options) {
   const std::string name = file.string();
   YAML::Node root;
   try {
@@ -229,47 +288,14 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
     }
   }
 
-  {
-    YamlFields plan = top.map("plan");
-    ParallelPlan& p = s.plan;
-    p.tp = plan.optional_positive_int("tp").value_or(1);
-    p.pp = plan.optional_positive_int("pp").value_or(1);
-    p.cp = plan.optional_positive_int("cp").value_or(1);
-    const auto dp = plan.optional_positive_int("dp");
-    const int gpus = s.topology.gpu_count();
-    const int model_parallel = p.tp * p.pp * p.cp;
-    p.dp = dp.value_or(gpus % model_parallel == 0 ? gpus / model_parallel : 0);
-    if (!dp && p.dp == 0) {
-      plan.fail("tp", "tp*pp*cp=" + std::to_string(model_parallel) + " does not divide the " +
-                          std::to_string(gpus) + " GPUs of the cluster");
-    }
-    p.virtual_stages = plan.optional_positive_int("virtual_stages").value_or(1);
-    p.micro_batch = plan.optional_positive_int("micro_batch").value_or(1);
-    auto enum_field = [&](const char* key, auto parse, auto& target) {
-      if (auto v = plan.optional_string(key)) {
-        try {
-          target = parse(*v);
-        } catch (const InputError& e) {
-          plan.fail(key, e.what());
-        }
-      }
-    };
-    enum_field("schedule", parse_schedule, p.schedule);
-    enum_field("recompute", parse_recompute, p.recompute);
-    enum_field("optimizer_sharding", parse_optimizer_sharding, p.optimizer_sharding);
-    if (auto sp = plan.optional_bool("sequence_parallel")) p.sequence_parallel = *sp;
-    plan.reject_unknown();
-    p.global_batch = s.training.global_batch;
-    p.precision = s.training.precision;
-    const auto problems = p.problems(s.model, s.training.seq_len, gpus);
-    if (!problems.empty()) {
-      const std::string first = problems.front();
-      const std::string key = first.substr(0, first.find(':'));
-      const std::string what = first.substr(first.find(':') + 2);
-      if (key == "global_batch") training.fail(key, what);
-      if (plan.has(key)) plan.fail(key, what);
-      throw InputError(yaml_location(name, plan.node()) + "plan." + key + ": " + what);
-    }
+  if (options.plan_optional && !top.has("plan")) {
+    top.allow("plan");
+    s.has_plan = false;
+    s.plan.dp = s.topology.gpu_count();
+    s.plan.global_batch = s.training.global_batch;
+    s.plan.precision = s.training.precision;
+  } else {
+    read_plan(top, training, s, options);
   }
 
   if (top.has("run")) {
@@ -313,12 +339,13 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
   return s;
 }
 
-Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides) {
+Scenario load_scenario(const fs::path& file, const std::vector<std::string>& overrides,
+                       const ScenarioOptions& options) {
   std::ifstream in(file);
   if (!in) throw InputError(file.string() + ": cannot open scenario file");
   std::stringstream text;
   text << in.rdbuf();
-  return parse_scenario(text.str(), file, overrides);
+  return parse_scenario(text.str(), file, overrides, options);
 }
 
 }  // namespace parashift::core

@@ -50,9 +50,24 @@ struct Scenario {
   topo::Topology topology;
   TrainingSpec training;
   ParallelPlan plan;
+  /// False when the file has no `plan:` section (allowed only under
+  /// ScenarioOptions::plan_optional; `plan` then holds the defaults).
+  bool has_plan = true;
+  /// Under plan_optional: why the written plan does not fit this cluster,
+  /// model or batch (e.g. a `dp` written for another cluster size); empty
+  /// when it does. Field errors (unknown keys, wrong types) still throw.
+  std::string plan_problem;
   RunSpec run;
   PolicyConfig policy;                // every module off unless the `policy:` section turns it on
   std::optional<FaultConfig> faults;  // the `faults:` section, when present
+};
+
+/// How strictly to read the `plan:` section.
+struct ScenarioOptions {
+  /// The plan search (`parashift plan`) needs no plan of its own: the section
+  /// may be missing, and a plan that does not fit the cluster is reported
+  /// (Scenario::plan_problem) instead of refused.
+  bool plan_optional = false;
 };
 
 /// Applies "key.path=value" overrides (CLI --set) to a parsed YAML document.
@@ -62,12 +77,14 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
 /// Reads, overrides, validates. Every error is an InputError naming the file,
 /// the field and what was expected.
 Scenario load_scenario(const std::filesystem::path& file,
-                       const std::vector<std::string>& overrides = {});
+                       const std::vector<std::string>& overrides = {},
+                       const ScenarioOptions& options = {});
 
 /// Same, from YAML text (`file` is only used in messages and to resolve
 /// relative paths).
 Scenario parse_scenario(const std::string& yaml_text, const std::filesystem::path& file,
-                        const std::vector<std::string>& overrides = {});
+                        const std::vector<std::string>& overrides = {},
+                        const ScenarioOptions& options = {});
 
 /// Where model presets are looked up: <scenario dir>/models, then the
 /// shipped scenarios/models.

@@ -2,10 +2,37 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "core/input_error.hpp"
 
 namespace parashift::core {
+
+namespace {
+
+// Levenshtein distance: how many single-character edits turn a into b.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A typo: at most 2 edits, and fewer than half the word's letters.
+bool looks_like(const std::string& typed, const std::string& meant) {
+  const std::size_t d = edit_distance(typed, meant);
+  return d > 0 && d <= 2 && 2 * d < meant.size();
+}
+
+}  // namespace
 
 std::string yaml_location(const std::string& file, const YAML::Node& node) {
   const YAML::Mark mark = node.Mark();
@@ -65,7 +92,10 @@ YAML::Node YamlFields::scalar(const std::string& key, const char* expected) {
   known_.push_back(key);
   read_.insert(key);
   const YAML::Node value = map_[key];
-  if (!value || value.IsNull()) fail(key, std::string("missing; expected ") + expected);
+  if (!value || value.IsNull()) {
+    fail_on_typo_of(key);
+    fail(key, std::string("missing; expected ") + expected);
+  }
   if (!value.IsScalar())
     fail(key,
          std::string("expected ") + expected + ", found a " + (value.IsMap() ? "map" : "list"));
@@ -145,7 +175,10 @@ YAML::Node YamlFields::child(const std::string& key) {
   known_.push_back(key);
   read_.insert(key);
   YAML::Node value = map_[key];
-  if (!value || value.IsNull()) fail(key, "missing");
+  if (!value || value.IsNull()) {
+    fail_on_typo_of(key);
+    fail(key, "missing");
+  }
   return value;
 }
 
@@ -167,6 +200,20 @@ std::string YamlFields::where_item(const std::string& key, const YAML::Node& ele
   return yaml_location(file_, element) + path;
 }
 
+std::string YamlFields::origin_of(const YAML::Node& key_node, const std::string& key) const {
+  return is_overridden(key) ? file_ + ": " + field(key) + " (set on the command line)"
+                            : yaml_location(file_, key_node) + field(key);
+}
+
+void YamlFields::fail_on_typo_of(const std::string& missing) const {
+  for (const auto& entry : map_) {
+    const std::string key = entry.first.as<std::string>();
+    if (read_.count(key) || !looks_like(key, missing)) continue;
+    throw InputError(origin_of(entry.first, key) + ": unknown field; did you mean '" + missing +
+                     "'?");
+  }
+}
+
 void YamlFields::reject_unknown(const std::vector<std::string>& also_allowed) const {
   for (const auto& entry : map_) {
     const std::string key = entry.first.as<std::string>();
@@ -177,10 +224,15 @@ void YamlFields::reject_unknown(const std::vector<std::string>& also_allowed) co
     std::string expected;
     for (const auto& k : known_) expected += (expected.empty() ? "" : ", ") + k;
     for (const auto& k : also_allowed) expected += (expected.empty() ? "" : ", ") + k;
-    const std::string origin = is_overridden(key)
-                                   ? file_ + ": " + field(key) + " (set on the command line)"
-                                   : yaml_location(file_, entry.first) + field(key);
-    throw InputError(origin + ": unknown field (expected one of: " + expected + ")");
+    std::string hint;
+    for (const auto& k : known_) {
+      if (looks_like(key, k)) {
+        hint = "did you mean '" + k + "'? ";
+        break;
+      }
+    }
+    throw InputError(origin_of(entry.first, key) + ": unknown field (" + hint +
+                     "expected one of: " + expected + ")");
   }
 }
 

@@ -54,6 +54,11 @@ class YamlFields {
   std::string field(const std::string& key) const;
   bool is_overridden(const std::string& key) const;
   YAML::Node scalar(const std::string& key, const char* expected);
+  /// "file:line:col: path.key" for a key of this map as written.
+  std::string origin_of(const YAML::Node& key_node, const std::string& key) const;
+  /// When `missing` is absent but an unread key is a typo of it
+  /// ("global_bach"), throws naming that key as unknown with a did-you-mean.
+  void fail_on_typo_of(const std::string& missing) const;
 
   YAML::Node map_;
   std::string path_;

@@ -25,7 +25,7 @@ struct CampaignOptions {
 };
 
 struct Percentiles {
-  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  double mean = 0, min = 0, p1 = 0, p10 = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
 };
 /// Nearest-rank percentiles (p-th: the ceil(p/100 * n)-th smallest); zeros when empty.
 Percentiles percentiles(std::vector<double> values);

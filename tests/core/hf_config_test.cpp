@@ -65,3 +65,21 @@ plan: {tp: 8}
   CHECK(s.model.kv_heads == 8);
   CHECK(s.model.layers == 16);  // the scenario overrides the config
 }
+
+TEST_CASE("a mixture-of-experts config.json (Mixtral) is refused, not imported as dense") {
+  // Mixtral-8x7B's keys: a Llama-style dense shape plus num_local_experts.
+  const char* mixtral = R"({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+      "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+      "hidden_act": "silu", "num_local_experts": 8, "num_experts_per_tok": 2})";
+  CHECK_THROWS_WITH_AS(parse_hf_config(mixtral, "mixtral.json"),
+                       doctest::Contains("mixtral.json: key 'num_local_experts' = 8: "
+                                         "mixture-of-experts models are not modelled yet"),
+                       InputError);
+  // A dense config with a null or single expert count is still read.
+  const ModelSpec dense = parse_hf_config(
+      R"({"num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
+          "intermediate_size": 1024, "vocab_size": 1000, "num_experts": null})",
+      "dense.json");
+  CHECK(dense.layers == 2);
+}

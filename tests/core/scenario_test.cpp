@@ -14,6 +14,12 @@ cluster:
 training: {global_batch: 64, seq_len: 2048}
 plan: {tp: 2, pp: 2}
 )";
+// The same with the preset written by name (`model: llama2-7b`, 32 layers).
+const std::string kByName = [] {
+  std::string text = kBase;
+  const std::string map = "{preset: llama2-7b, layers: 16}";
+  return text.replace(text.find(map), map.size(), "llama2-7b");
+}();
 }  // namespace
 
 TEST_CASE("a scenario reads presets, overrides single model fields and derives dp") {
@@ -51,4 +57,69 @@ TEST_CASE("fp8 on a device without FP8 tensor cores is refused") {
                      {"training.precision=fp8"}),
       doctest::Contains("training.precision (set on the command line): fp8 needs a device"),
       InputError);
+}
+
+TEST_CASE("a typo of a required field is named as unknown, with a did-you-mean") {
+  // `global_bach` is one edit from `global_batch`: the reader names the typo
+  // where it is written rather than reporting global_batch as missing.
+  std::string text = kByName;
+  text.replace(text.find("global_batch"), 12, "global_bach");
+  CHECK_THROWS_WITH_AS(parse_scenario(text, "x.yaml"),
+                       "x.yaml:6:12: training.global_bach: unknown field; did you mean "
+                       "'global_batch'?",
+                       InputError);
+  // An optional field's typo is found by the unknown-field check, with the hint.
+  CHECK_THROWS_WITH_AS(
+      parse_scenario(kBase, std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml",
+                     {"plan.micro_bach=2"}),
+      doctest::Contains("plan.micro_bach (set on the command line): unknown field (did you mean "
+                        "'micro_batch'? expected one of:"),
+      InputError);
+}
+
+TEST_CASE("the unknown-preset error lists each preset once") {
+  // The scenario's own models/ folder is the shipped one here: both are searched.
+  try {
+    parse_scenario(kBase, std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml", {"model=gpt-9"});
+    FAIL("expected an InputError");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("unknown model preset 'gpt-9' (known: bloom-176b, gpt3-175b,") !=
+          std::string::npos);
+    const auto first = what.find("llama3-70b");
+    REQUIRE(first != std::string::npos);
+    CHECK(what.find("llama3-70b", first + 1) == std::string::npos);
+  }
+}
+
+TEST_CASE("--set model.FIELD on a preset written by name overrides that field") {
+  const Scenario s = parse_scenario(
+      kByName, std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml", {"model.layers=40"});
+  CHECK(s.model.layers == 40);    // the override
+  CHECK(s.model.hidden == 4096);  // the rest from the preset
+  CHECK(s.model.name == "Llama-2 7B");
+}
+
+TEST_CASE("plan_optional: no plan section, or a plan that no longer fits, is not an error") {
+  const std::string dir = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  ScenarioOptions lenient;
+  lenient.plan_optional = true;
+  const std::string no_plan = kByName.substr(0, kByName.find("plan:"));
+  CHECK_THROWS_WITH_AS(parse_scenario(no_plan, "x.yaml"), doctest::Contains("plan: missing"),
+                       InputError);
+  const Scenario s = parse_scenario(no_plan, dir, {}, lenient);
+  CHECK_FALSE(s.has_plan);
+  CHECK(s.plan_problem.empty());
+  // dp 4 was written for 16 GPUs; at 4 nodes (32 GPUs) it no longer fits.
+  const Scenario grown =
+      parse_scenario(kBase, dir, {"plan.dp=4", "cluster.topology.nodes=4"}, lenient);
+  CHECK(grown.has_plan);
+  CHECK(grown.topology.gpu_count() == 32);
+  CHECK(grown.plan_problem.find("differs from the cluster's 32 GPUs") != std::string::npos);
+  // Strict loading still refuses it; field errors are refused either way.
+  CHECK_THROWS_AS(parse_scenario(kBase, dir, {"plan.dp=4", "cluster.topology.nodes=4"}),
+                  InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, dir, {"plan.tpp=2"}, lenient),
+                       doctest::Contains("plan.tpp (set on the command line): unknown field"),
+                       InputError);
 }

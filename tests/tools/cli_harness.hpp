@@ -1,6 +1,8 @@
 // Runs the parashift command line in-process and captures what it prints.
 #pragma once
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,6 +28,19 @@ inline CliResult run_parashift(std::vector<std::string> args) {
   r.out = out.str();
   r.err = err.str();
   return r;
+}
+
+/// The whole file as text ("" when it cannot be read).
+inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A path in the temporary folder, "parashift-" + name.
+inline std::string temp_file_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("parashift-" + name)).string();
 }
 
 }  // namespace parashift::test

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli_harness.hpp"
+#include "core/scenario/scenario.hpp"
 #ifdef PARASHIFT_HAVE_CUDA
 #include "hw/cuda/cuda_probe.hpp"
 #endif
@@ -157,7 +158,24 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
       {{"simulate", kData + "small.yaml", "--set", "run.network=path", "--links", "/tmp/x.csv"},
        "--links needs the max-min network"},
       {{"simulate", kData + "small.yaml", "--trace", "/nonexistent/dir/t.json"},
-       "/nonexistent/dir/t.json: cannot open for writing"},
+       "--trace /nonexistent/dir/t.json: folder '/nonexistent/dir' does not exist"},
+      {{"simulate", kData + "small.yaml", "--json", "/nonexistent/dir/s.json"},
+       "--json /nonexistent/dir/s.json: folder '/nonexistent/dir' does not exist"},
+      {{"simulate", kData + "small.yaml", "--links", std::filesystem::temp_directory_path()},
+       ": is a folder; expected a file name"},
+      {{"simulate", kData + "small.yaml", "--set",
+        "faults={events: [{kind: fail, target: gpu, id: 3, at: 1min}]}"},
+       "faults.events[0] (set on the command line): kind fail is a failure with recovery, which "
+       "simulate does not play; run `parashift faults"},
+      {{"simulate", kData + "small.yaml", "--iterations", "0"}, "--iterations"},
+      {{"faults", kData + "small.yaml", "--days", "0"},
+       "--days: expected a number of days > 0 and <= 3650, found '0'"},
+      {{"faults", kData + "small.yaml", "--days", "soon"},
+       "--days: expected a number of days, found 'soon'"},
+      {{"faults", kData + "small.yaml", "--json", "/nonexistent/dir/f.json"},
+       "--json /nonexistent/dir/f.json: folder '/nonexistent/dir' does not exist"},
+      {{"topo", "rail-fat-tree", "--param", "nodes=2", "--dot", "/nonexistent/dir/t.dot"},
+       "--dot /nonexistent/dir/t.dot: folder '/nonexistent/dir' does not exist"},
       {{"run", kData + "small.yaml", "--backend", "sim", "--math", "tf32"},
        "--math: only with --backend cuda"},
       {{"run", kData + "small.yaml", "--backend", "hw", "--device", "1"},
@@ -235,10 +253,66 @@ TEST_CASE("--version and --help on every subcommand exit 0") {
   const Result v = cli({"--version"});
   CHECK(v.status == 0);
   CHECK(v.out.find("parashift ") != std::string::npos);
-  for (const char* sub : {"simulate", "plan", "validate", "topo"}) {
+  for (const char* sub : {"simulate", "plan", "validate", "topo", "faults"}) {
     const Result h = cli({sub, "--help"});
     INFO(sub);
     CHECK(h.status == 0);
     CHECK(h.out.find("Usage") != std::string::npos);
   }
+  // The commands of this guide show an example and their defaults.
+  for (const char* sub : {"simulate", "plan", "topo", "faults"}) {
+    INFO(sub);
+    CHECK(cli({sub, "--help"}).out.find("Examples:\n  parashift ") != std::string::npos);
+  }
+  const std::string faults = cli({"faults", "--help"}).out;
+  CHECK(faults.find("--seeds N:INT in [1 - 100000]=100") != std::string::npos);
+}
+
+TEST_CASE("--links lists every link of the topology, idle ones as zeros") {
+  const std::string links = temp_path("all-links.csv");
+  const Result r = cli({"simulate", kData + "small.yaml", "--links", links});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const parashift::core::Scenario s = parashift::core::load_scenario(kData + "small.yaml");
+  const std::string csv = read_file(links);
+  // A header, then one row per directed link.
+  CHECK(lines(csv) == 1 + static_cast<int>(s.topology.links().size()));
+  // 2 nodes on a 2-tier fat-tree: spine links to leaves that carry no
+  // traffic of this plan exist, so some row has zero bytes.
+  CHECK(csv.find(",0,0,0\n") != std::string::npos);
+}
+
+TEST_CASE("simulate --iterations and --seed override run.iterations and run.seed") {
+  const std::string json = temp_path("iterations.json");
+  const Result r =
+      cli({"simulate", kData + "small.yaml", "--iterations", "5", "--seed", "11", "--json", json});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto doc = nlohmann::json::parse(read_file(json));
+  CHECK(doc["iterations"] == 5);  // small.yaml says 3
+}
+
+TEST_CASE("--compare without slowdowns: the footer compares throughput, claims no recovery") {
+  const Result r = cli({"simulate", kData + "small.yaml", "--compare", "run.network=path"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("recovers") == std::string::npos);
+  CHECK(r.out.find("run.network=path: ") != std::string::npos);
+  CHECK(r.out.find("% throughput against as written (neither run is slowed)") != std::string::npos);
+}
+
+TEST_CASE("faults: ETTR is reported by its bad tail, min / p1 / p10 / p50") {
+  const std::string json = temp_path("faults-ettr.json");
+  const Result r = cli({"faults", kData + "small.yaml", "--seeds", "3", "--days", "2", "--set",
+                        "faults={node_mtbf_hours: 50, spares: 64}", "--json", json});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("ETTR min / p1 / p10 / p50") != std::string::npos);
+  const auto ettr = nlohmann::json::parse(read_file(json))["policies"]["snapshot"]["ettr"];
+  // Nearest rank over 3 seeds: p1 and p10 are the ceil(0.03) = ceil(0.3) = 1st
+  // smallest, the minimum; p50 the ceil(1.5) = 2nd.
+  CHECK(ettr["p1"] == ettr["min"]);
+  CHECK(ettr["p10"] == ettr["min"]);
+  CHECK(ettr["p50"].get<double>() >= ettr["min"].get<double>());
+  CHECK(ettr["max"].get<double>() >= ettr["p50"].get<double>());
 }

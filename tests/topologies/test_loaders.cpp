@@ -123,8 +123,13 @@ TEST_CASE("loader errors name file and element and say what was expected") {
   CHECK(error_of([] { load_topology(data_file("tiny.txt")); }) ==
         data_file("tiny.txt") +
             ": unknown topology file extension '.txt'; expected .dot, .gv or .graphml");
+  // The unclosed attribute list opens on line 2; lines 1-2 closed by "}" no
+  // longer parse, line 1 alone does.
   CHECK(starts_with(load_error("syntax_error.dot"),
-                    file("syntax_error.dot") + "Graphviz syntax error: "));
+                    data_file("syntax_error.dot") + ":2: Graphviz syntax error: "));
+  // A comment, a header, three good statements, then `g0 -- ;` on line 6.
+  CHECK(starts_with(load_error("syntax_error_late.dot"),
+                    data_file("syntax_error_late.dot") + ":6: Graphviz syntax error: "));
   CHECK(load_error("dangling_edge.dot") ==
         file("dangling_edge.dot") +
             "node 'sw2': missing attribute 'kind'; expected one of gpu, nvswitch, nic, leaf, "

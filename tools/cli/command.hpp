@@ -22,6 +22,7 @@ void add_validate_command(CLI::App& app, CliContext& ctx);
 void add_plan_command(CLI::App& app, CliContext& ctx);
 void add_topo_command(CLI::App& app, CliContext& ctx);
 void add_faults_command(CLI::App& app, CliContext& ctx);
+void add_sweep_command(CLI::App& app, CliContext& ctx);
 void add_run_command(CLI::App& app, CliContext& ctx);
 void add_calibrate_command(CLI::App& app, CliContext& ctx);
 void add_collectives_command(CLI::App& app, CliContext& ctx);

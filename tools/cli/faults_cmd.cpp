@@ -3,6 +3,7 @@
 // The scenario's `faults:` section configures the campaign.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "sim/faults/campaign.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
+#include "tools/cli/output_path.hpp"
 
 namespace parashift::tools {
 
@@ -22,13 +24,14 @@ namespace {
 struct FaultsOptions {
   std::string scenario;
   int seeds = 100;
-  double days = 0;  // 0: faults.days
+  std::optional<double> days;  // absent: faults.days
   std::string json_path;
   std::string trace_path;
   std::vector<std::string> overrides;
 };
 
 void run_faults(const FaultsOptions& opts, CliContext& ctx) {
+  check_output_path("--json", opts.json_path);
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
   if (!scenario.faults) {
     throw core::InputError(opts.scenario + ": faults: missing; expected a faults section");
@@ -37,7 +40,7 @@ void run_faults(const FaultsOptions& opts, CliContext& ctx) {
   auto setup = sim::make_campaign_setup(scenario, config);
   sim::CampaignOptions campaign;
   campaign.seeds = opts.seeds;
-  campaign.days = opts.days > 0 ? opts.days : config.days;
+  campaign.days = opts.days.value_or(config.days);
   if (!opts.trace_path.empty()) {
     campaign.trace = sim::read_failure_trace(opts.trace_path, setup->targets, scenario.topology);
   }
@@ -66,10 +69,29 @@ void add_faults_command(CLI::App& app, CliContext& ctx) {
       "in-memory snapshots + spares vs remote checkpoints + full restart");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML file with a faults: section")
       ->required();
-  cmd->add_option("--seeds", opts->seeds, "Independent runs (failure draws)")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--days", opts->days, "Simulated days per run (default: faults.days)")
-      ->check(CLI::Range(0.0, 3650.0));
+  cmd->add_option("--seeds", opts->seeds, "Independent runs (failure draws), 1 to 100000")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str()
+      ->type_name("N");
+  cmd->add_option("--days", opts->days,
+                  "Simulated days per run, > 0 and <= 3650 (default: faults.days, else 30)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            double days = 0;
+            try {
+              std::size_t used = 0;
+              days = std::stod(text, &used);
+              if (used != text.size()) return "expected a number of days, found '" + text + "'";
+            } catch (const std::exception&) {
+              return "expected a number of days, found '" + text + "'";
+            }
+            if (!(days > 0 && days <= 3650)) {
+              return "expected a number of days > 0 and <= 3650, found '" + text + "'";
+            }
+            return {};
+          },
+          "DAYS in (0, 3650]", "days"))
+      ->type_name("D");
   cmd->add_option("--json", opts->json_path, "Also write the results as JSON to FILE")
       ->type_name("FILE");
   cmd->add_option("--trace", opts->trace_path,
@@ -79,6 +101,11 @@ void add_faults_command(CLI::App& app, CliContext& ctx) {
                   "Override a scenario field, e.g. --set faults.spares=0 (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  cmd->footer(
+      "Examples:\n"
+      "  parashift faults scenarios/faults-llama3-405b-16k.yaml --seeds 10 --days 7\n"
+      "  parashift faults scenarios/faults-llama3-405b-16k.yaml --set faults.spares=0 --json "
+      "f.json");
   cmd->callback([opts, &ctx] { run_faults(*opts, ctx); });
 }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/input_error.hpp"
 #include "core/plan_json.hpp"
 #include "core/planner/plan_compare.hpp"
 #include "core/planner/plan_pins.hpp"
@@ -19,6 +20,7 @@
 #include "tools/cli/command.hpp"
 #include "tools/cli/format_number.hpp"
 #include "tools/cli/output_file.hpp"
+#include "tools/cli/output_path.hpp"
 
 namespace parashift::tools {
 
@@ -121,9 +123,33 @@ nlohmann::json explain(std::ostream& out, const core::RankedPlan& best,
           {"memory_gib", {{"best", best_gib}, {"other", other_gib}}}};
 }
 
+// No plan meets the pins: names the first pin that no plan meets on its own,
+// or says the pins conflict, and throws (exit 2).
+[[noreturn]] void refuse_pins(const core::PlannerInput& in, const std::vector<std::string>& pins) {
+  const std::string where = "on " + factorised(in.cluster.gpus) + " GPUs (" +
+                            std::to_string(in.cluster.gpus_per_node) + " per node), " +
+                            in.model.name + ", global batch " + std::to_string(in.global_batch);
+  for (const auto& item : pins) {
+    core::PlannerInput alone = in;
+    alone.pins = core::parse_pins({item});
+    alone.reference.reset();
+    core::PlannerOptions count_only;
+    count_only.top_k = 1;
+    if (core::search_plans(alone, count_only).stats.enumerated == 0) {
+      throw core::InputError("--pin " + item + ": no valid plan has it " + where +
+                             " (each size must divide the GPUs, and tp the heads)");
+    }
+  }
+  throw core::InputError("--pin: no valid plan meets all of " + core::describe(in.pins) +
+                         " together " + where);
+}
+
 void run_plan(const PlanOptions& opts, CliContext& ctx) {
+  check_output_path("--json", opts.json_path);
   const core::PlanPins pins = core::parse_pins(opts.pins);
-  const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+  core::ScenarioOptions load;
+  load.plan_optional = true;  // the search needs no plan of its own
+  const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides, load);
 
   core::PlannerInput in;
   in.model = scenario.model;
@@ -133,10 +159,11 @@ void run_plan(const PlanOptions& opts, CliContext& ctx) {
   in.seq_len = scenario.training.seq_len;
   in.precision = scenario.training.precision;
   in.pins = pins;
-  in.reference = scenario.plan;
+  if (scenario.has_plan) in.reference = scenario.plan;
   core::PlannerOptions options;
   options.top_k = opts.top;
   const core::PlanSearch found = core::search_plans(in, options);
+  if (found.stats.enumerated == 0 && !opts.pins.empty()) refuse_pins(in, opts.pins);
   const core::SearchStats& st = found.stats;
   const double limit_bytes = core::usable_memory_bytes(in.device, options.memory_margin);
 
@@ -193,19 +220,31 @@ void run_plan(const PlanOptions& opts, CliContext& ctx) {
 
     if (found.reference) {
       const core::ReferenceStanding& ref = *found.reference;
-      std::string standing = !ref.valid         ? "not valid for this cluster"
-                             : !ref.fits_memory ? "over the memory limit"
-                                                : "rank " + std::to_string(ref.rank) + " of " +
-                                                      std::to_string(st.evaluated);
-      if (ref.valid && !ref.matches_pins) standing += ", outside the pins";
+      // A plan the search did not enumerate is not among the ranked ones: say
+      // where it would stand, not a rank that belongs to a listed plan.
+      const bool listed = ref.in_space && ref.fits_memory;
+      std::string standing =
+          !ref.valid         ? "not valid for this cluster"
+          : !ref.fits_memory ? "over the memory limit"
+          : listed ? "rank " + std::to_string(ref.rank) + " of " + std::to_string(st.evaluated)
+                   : "would rank " + std::to_string(ref.rank) + " among the " +
+                         std::to_string(st.evaluated) + " evaluated";
+      if (ref.valid && !ref.matches_pins) {
+        standing += ", outside the pins";
+      } else if (ref.valid && ref.fits_memory && !ref.in_space) {
+        standing +=
+            " (the search does not enumerate it, e.g. layers that do not split evenly "
+            "over pp x virtual stages; the ranks above do not count it)";
+      }
+      if (!scenario.plan_problem.empty()) standing += ": " + scenario.plan_problem;
       out << "\nscenario plan: " << standing << "\n";
-      if (ref.valid)
-        print_row(out, ref.fits_memory ? std::to_string(ref.rank) : "-", ref.ranked, width);
+      if (ref.valid) print_row(out, listed ? std::to_string(ref.rank) : "-", ref.ranked, width);
       json["scenario_plan"] = ranked_json(ref.ranked);
       json["scenario_plan"]["rank"] = ref.rank;
       json["scenario_plan"]["valid"] = ref.valid;
       json["scenario_plan"]["fits_memory"] = ref.fits_memory;
       json["scenario_plan"]["matches_pins"] = ref.matches_pins;
+      json["scenario_plan"]["in_space"] = ref.in_space;
     }
 
     out << "\nwhy the best wins\n";
@@ -230,8 +269,9 @@ void add_plan_command(CLI::App& app, CliContext& ctx) {
                          "estimated iteration time and explain why the best one wins");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML file (its plan is the one compared)")
       ->required();
-  cmd->add_option("--top", opts->top, "How many of the best plans to show")
-      ->check(CLI::PositiveNumber)
+  cmd->add_option("--top", opts->top, "How many of the best plans to show, 1 to 1000")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str()
       ->type_name("N");
   cmd->add_option("--set", opts->overrides,
                   "Override a scenario field, e.g. --set training.global_batch=1024 (repeatable)")
@@ -244,6 +284,10 @@ void add_plan_command(CLI::App& app, CliContext& ctx) {
       ->allow_extra_args(false);
   cmd->add_option("--json", opts->json_path, "Also write the result as JSON to FILE")
       ->type_name("FILE");
+  cmd->footer(
+      "Examples:\n"
+      "  parashift plan scenarios/default.yaml --top 5\n"
+      "  parashift plan scenarios/default.yaml --set cluster.topology.nodes=64 --pin tp=8");
   cmd->callback([opts, &ctx] { run_plan(*opts, ctx); });
 }
 

@@ -39,6 +39,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_validate_command(app, ctx);
   add_topo_command(app, ctx);
   add_faults_command(app, ctx);
+  add_sweep_command(app, ctx);
   add_run_command(app, ctx);
   add_calibrate_command(app, ctx);
   add_collectives_command(app, ctx);

@@ -1,5 +1,6 @@
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "sim/trace.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
+#include "tools/cli/output_path.hpp"
 
 namespace parashift::tools {
 
@@ -22,6 +24,8 @@ struct SimulateOptions {
   std::string links_path;
   std::vector<std::string> overrides;
   std::string compare;  // KEY=VALUE for a second run
+  std::optional<int> iterations;
+  std::optional<long long> seed;
 };
 
 std::ofstream open_output(const std::string& path) {
@@ -47,21 +51,49 @@ void write_trace(const std::string& path, const sim::TraceRecorder& trace,
   trace.write(file, workers, groups, links);
 }
 
-// One row per link that carried traffic: what the iteration put on it.
+// One row per link of the topology, in its order: what the last iteration
+// put on it (zeros for a link that stayed idle).
 void write_link_csv(const std::string& path, const core::Scenario& scenario,
                     const sim::IterationResult& result) {
   std::ofstream file = open_output(path);
   file << "link,bandwidth_Bps,bytes,busy_s,utilisation\n";
   const double iteration_s = core::ns_to_s(result.iteration_ns);
+  const auto& links = scenario.topology.links();
+  std::vector<double> bytes(links.size(), 0.0), busy_s(links.size(), 0.0);
   for (const auto& use : result.links) {
-    const auto& link = scenario.topology.link(use.link);
-    file << link.name << ',' << link.bandwidth_Bps << ',' << use.bytes << ','
-         << core::ns_to_s(use.busy_ns) << ',' << core::ns_to_s(use.busy_ns) / iteration_s << '\n';
+    const auto i = static_cast<std::size_t>(use.link);
+    bytes[i] += use.bytes;
+    busy_s[i] += core::ns_to_s(use.busy_ns);
+  }
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    file << links[i].name << ',' << links[i].bandwidth_Bps << ',' << bytes[i] << ',' << busy_s[i]
+         << ',' << (iteration_s > 0 ? busy_s[i] / iteration_s : 0.0) << '\n';
+  }
+}
+
+// `fail` events are failures with recovery, played by the fault campaign;
+// the simulator would only ignore them.
+void refuse_fail_events(const core::Scenario& scenario) {
+  if (!scenario.faults) return;
+  for (const auto& e : scenario.faults->events) {
+    if (e.kind == core::FaultEventKind::Fail) {
+      throw core::InputError(e.where +
+                             ": kind fail is a failure with recovery, which simulate does not "
+                             "play; run `parashift faults " +
+                             scenario.file + "`, or use slow/degrade events here");
+    }
   }
 }
 
 void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
-  const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+  check_output_path("--json", opts.json_path);
+  check_output_path("--trace", opts.trace_path);
+  check_output_path("--links", opts.links_path);
+  std::vector<std::string> overrides = opts.overrides;
+  if (opts.iterations) overrides.push_back("run.iterations=" + std::to_string(*opts.iterations));
+  if (opts.seed) overrides.push_back("run.seed=" + std::to_string(*opts.seed));
+  const core::Scenario scenario = core::load_scenario(opts.scenario, overrides);
+  refuse_fail_events(scenario);
   if (!opts.links_path.empty() && !scenario.run.contention) {
     throw core::InputError("--links needs the max-min network (run.network: maxmin)");
   }
@@ -76,7 +108,7 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
     return;
   }
   // The same scenario with one more override, e.g. policy.balance=off.
-  std::vector<std::string> other_overrides = opts.overrides;
+  std::vector<std::string> other_overrides = overrides;
   other_overrides.push_back(opts.compare);
   const core::Scenario other = core::load_scenario(opts.scenario, other_overrides);
   const sim::RunSummary other_run = sim::run_scenario(other);
@@ -107,7 +139,8 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
                   "ui.perfetto.dev)")
       ->type_name("FILE");
   cmd->add_option("--links", opts->links_path,
-                  "Write per-link bytes and utilisation of the last iteration as CSV to FILE")
+                  "Write bytes, busy time and utilisation of every link (idle ones as zeros) in "
+                  "the last iteration as CSV to FILE")
       ->type_name("FILE");
   cmd->add_option("--compare", opts->compare,
                   "Run the scenario a second time with one more override (e.g. "
@@ -117,6 +150,18 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
                   "Override a scenario field, e.g. --set plan.tp=4 (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  cmd->add_option("--iterations", opts->iterations, "Iterations to run (overrides run.iterations)")
+      ->check(CLI::Range(1, 100000000))
+      ->type_name("N");
+  cmd->add_option("--seed", opts->seed, "Seed of every random draw (overrides run.seed)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("S");
+  cmd->footer(
+      "Examples:\n"
+      "  parashift simulate scenarios/default.yaml\n"
+      "  parashift simulate scenarios/default.yaml --set plan.tp=4 --set plan.pp=8 --json "
+      "out.json\n"
+      "  parashift simulate scenarios/straggler-gpu-1.5x.yaml --compare policy.balance=off");
   cmd->callback([opts, &ctx] { run_simulate(*opts, ctx); });
 }
 

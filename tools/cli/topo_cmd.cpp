@@ -8,6 +8,7 @@
 
 #include "core/input_error.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/output_path.hpp"
 #include "topologies/topology.hpp"
 
 namespace parashift::tools {
@@ -84,7 +85,12 @@ void add_topo_command(CLI::App& app, CliContext& ctx) {
       ->allow_extra_args(false);
   cmd->add_option("--dot", opts->dot_path, "Write the topology as DOT to FILE ('-' for stdout)")
       ->type_name("FILE");
+  cmd->footer(
+      "Examples:\n"
+      "  parashift topo rail-fat-tree --param nodes=32 --param oversubscription=2\n"
+      "  parashift topo topologies/h100-1k.dot --dot - | dot -Tsvg > h100-1k.svg");
   cmd->callback([opts, &ctx] {
+    check_output_path("--dot", opts->dot_path);
     const topo::Topology t = build(*opts);
     if (opts->dot_path == "-") {
       topo::write_dot(t, ctx.out);

@@ -190,8 +190,8 @@ TEST_CASE("policy section: defaults, knobs and located errors") {
         "scenario.yaml:1:10: policy.strager: unknown policy module 'strager' (expected one of: "
         "window, straggler, balance)");
   CHECK(policy_error("straggler:\n  treshold: 1.2\n") ==
-        "scenario.yaml:2:3: policy.straggler.treshold: unknown field (expected one of: enabled, "
-        "threshold, patience)");
+        "scenario.yaml:2:3: policy.straggler.treshold: unknown field (did you mean "
+        "'threshold'? expected one of: enabled, threshold, patience)");
   CHECK(policy_error("straggler: {threshold: 0.9}\n") ==
         "scenario.yaml:1:24: policy.straggler.threshold: expected a number in [1.01, 100], found "
         "'0.9'");

@@ -79,14 +79,88 @@ TEST_CASE("plan: an unknown pin key exits 2 naming it") {
   CHECK(r.err.find("unknown key 'bogus'") != std::string::npos);
 }
 
-TEST_CASE("plan: --top must be positive") {
-  CHECK(cli({"plan", kScenario, "--top", "0"}).status == 2);
+TEST_CASE("plan: --top must be between 1 and 1000, said in one short line") {
+  const Result r = cli({"plan", kScenario, "--top", "0"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--top: Value 0 not in range 1 to 1000") != std::string::npos);
+  CHECK(count(r.err, "\n") == 1);
+  CHECK(r.err.size() < 200);  // no 300-digit bound
 }
 
-TEST_CASE("plan: a cluster with no valid split says why") {
-  // tp=3 divides none of Llama-2 7B's 32 heads: the space is empty.
-  const Result r = cli({"plan", kScenario, "--pin", "tp=3"});
+TEST_CASE("plan: a pin no plan can meet exits 2 naming it") {
+  // tp=3 divides none of Llama-2 7B's 32 heads; dp=7 does not divide 16 GPUs.
+  for (const char* pin : {"tp=3", "dp=7"}) {
+    const Result r = cli({"plan", kScenario, "--pin", pin});
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err.find(std::string("--pin ") + pin + ": no valid plan has it on 16 = 2^4 GPUs") !=
+          std::string::npos);
+    CHECK(count(r.err, "\n") == 1);
+  }
+  // Each alone is possible, together not: tp 8 x pp 4 = 32 > 16 GPUs.
+  const Result both = cli({"plan", kScenario, "--pin", "tp=8", "--pin", "pp=4"});
+  CHECK(both.status == 2);
+  CHECK(both.err.find("--pin: no valid plan meets all of tp=8 pp=4 together") != std::string::npos);
+}
+
+TEST_CASE("plan: a dimension pinned twice is refused") {
+  const Result r = cli({"plan", kScenario, "--pin", "tp=8", "--pin", "plan.tp=4"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--pin tp given twice ('tp=8' and 'plan.tp=4')") != std::string::npos);
+}
+
+TEST_CASE("plan: works without a plan section, and with a plan that no longer fits") {
+  const std::string no_plan =
+      (std::filesystem::temp_directory_path() / "parashift-test-no-plan.yaml").string();
+  {
+    std::ifstream in(kScenario);
+    std::ofstream out(no_plan);
+    // The same scenario up to its `plan:` section.
+    for (std::string line; std::getline(in, line) && line != "plan:";) out << line << "\n";
+  }
+  const Result r = cli({"plan", no_plan, "--top", "2"});
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(r.out.find("no valid plan fits: no split of 16 = 2^4 GPUs") != std::string::npos);
+  CHECK(r.out.find("\n    1  tp") != std::string::npos);
+  CHECK(r.out.find("scenario plan") == std::string::npos);  // there is none to rank
+
+  // dp: 4 is written for 16 GPUs; on 4 nodes (32 GPUs) the search still runs
+  // and the scenario's plan is reported as not valid, with the reason.
+  const Result grown = cli({"plan", kScenario, "--set", "cluster.topology.nodes=4"});
+  INFO(grown.err);
+  REQUIRE(grown.status == 0);
+  CHECK(grown.out.find("on 32 x h100-sxm-80gb") != std::string::npos);
+  CHECK(grown.out.find("scenario plan: not valid for this cluster: ") != std::string::npos);
+  CHECK(grown.out.find("differs from the cluster's 32 GPUs") != std::string::npos);
+}
+
+TEST_CASE("plan: --help shows the --top default and an example") {
+  const Result r = cli({"plan", "--help"});
+  CHECK(r.status == 0);
+  CHECK(r.out.find("--top N:INT in [1 - 1000]=10") != std::string::npos);
+  CHECK(r.out.find("Examples:") != std::string::npos);
+}
+
+TEST_CASE("plan: the scenario plan's rank is its place in the list, or says it is not listed") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "parashift-test-plan-rank.json").string();
+  // tp2 pp2 dp4 1f1b is one of the enumerated plans: a real rank.
+  const Result listed = cli({"plan", kScenario, "--json", path});
+  REQUIRE(listed.status == 0);
+  CHECK(listed.out.find("scenario plan: rank ") != std::string::npos);
+  {
+    std::ifstream in(path);
+    CHECK(nlohmann::json::parse(in)["scenario_plan"]["in_space"] == true);
+  }
+  // 32 layers over pp 2 x 3 virtual stages do not split evenly: valid, but
+  // the search never enumerates it, so no listed rank belongs to it.
+  const Result uneven = cli({"plan", kScenario, "--set", "plan.virtual_stages=3", "--set",
+                             "plan.schedule=interleaved_1f1b", "--json", path});
+  INFO(uneven.err);
+  REQUIRE(uneven.status == 0);
+  CHECK(uneven.out.find("scenario plan: would rank ") != std::string::npos);
+  CHECK(uneven.out.find("the search does not enumerate it") != std::string::npos);
+  CHECK(uneven.out.find("\n    -  tp2 pp2 dp4 cp1 v3") != std::string::npos);
+  std::ifstream in(path);
+  CHECK(nlohmann::json::parse(in)["scenario_plan"]["in_space"] == false);
 }
