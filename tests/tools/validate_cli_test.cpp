@@ -19,7 +19,7 @@ TEST_CASE("validate --cv group: held-out column and the cross-validated MAPE lin
   CHECK(r.out.find("over 63 rows in 6 source groups") != std::string::npos);
 }
 
-TEST_CASE("validate: a plan group of one row is named, exit 2; '1 row' is singular") {
+TEST_CASE("validate: a plan group of one row is named with exit 2, and '1 row' is singular") {
   const auto r = parashift::test::run_parashift({"validate", kData + "lonely_group.csv"});
   CHECK(r.status == 2);
   CHECK(r.err.find("lonely_group.csv:4 (C): group 'alone' has one row; a ranking group needs at "
