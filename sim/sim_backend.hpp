@@ -3,6 +3,8 @@
 // events active then (faults.events); an iteration is re-simulated only when
 // something that affects it (plan, layer split, micro-batch shares, GPU
 // speeds, link bandwidths) changed since the last one, and reused otherwise.
+// A scheduled kill event (faults.events kind kill) is reported as the
+// step's failure, before its iteration runs.
 #pragma once
 
 #include <optional>
@@ -15,6 +17,11 @@
 #include "sim/slowdowns.hpp"
 
 namespace parashift::sim {
+
+/// The iteration's busy time per communication group (tp, cp, pp, dp),
+/// named as the hw executor's StepReport names them.
+std::vector<core::GroupComm> group_comm(const IterationResult& result,
+                                        const core::ParallelPlan& plan);
 
 class SimBackend : public core::Backend {
  public:
@@ -51,6 +58,8 @@ class SimBackend : public core::Backend {
   bool has_slowdowns() const { return !slowdowns_.empty(); }
 
  private:
+  /// A scheduled kill event for the iteration about to run.
+  std::optional<core::FailureSeen> kill_due() const;
   TimeNs repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
                              const core::ParallelPlan& plan) const;
 

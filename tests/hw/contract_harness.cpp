@@ -65,13 +65,13 @@ void on_every_rank(int ranks, int cpu, const std::function<void(int)>& work) {
 }  // namespace
 
 ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
-                                     const core::ParallelPlan& plan)
+                                     const core::ParallelPlan& plan, hw::ComputeClock clock)
     : cpu_(sched_getcpu()),
       slots_(std::make_unique<hw::ComputeSlots>(1)),
       comms_(hw::make_thread_group(plan.gpus())),
       ranks_(comms_.size()) {
   hw::HwOptions options;
-  options.compute_clock = hw::ComputeClock::ThreadCpu;
+  options.compute_clock = clock;
   options.compute_slots = slots_.get();
   options.optimizer.kind = hw::OptimizerKind::Sgd;
   on_every_rank(plan.gpus(), cpu_, [&](int r) {

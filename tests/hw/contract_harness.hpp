@@ -32,7 +32,9 @@ namespace parashift::test {
 
 class ThreadedHwBackend : public core::Backend {
  public:
-  ThreadedHwBackend(const core::ModelSpec& model, int seq_len, const core::ParallelPlan& plan);
+  /// `clock`: how the ranks time their compute (Counted: the same on every machine).
+  ThreadedHwBackend(const core::ModelSpec& model, int seq_len, const core::ParallelPlan& plan,
+                    hw::ComputeClock clock = hw::ComputeClock::ThreadCpu);
   core::Capabilities capabilities() const override { return ranks_[0]->capabilities(); }
   core::StepReport step(const core::ParallelPlan& plan) override;
   void apply(const core::Directive& directive) override;
