@@ -105,10 +105,10 @@ void ThreadedHwBackend::apply(const core::Directive& directive) {
                 [&](int r) { ranks_[static_cast<std::size_t>(r)]->apply(directive); });
 }
 
-HwHarness::HwHarness(const ContractCase& c)
+HwHarness::HwHarness(const ContractCase& c, hw::ComputeClock clock)
     : case_(c),
       plan_(executor_plan(c.plan)),
-      backend_(contract_model(c.layers), kSeqLen, plan_),
+      backend_(contract_model(c.layers), kSeqLen, plan_, clock),
       slowdown_(static_cast<std::size_t>(plan_.gpus()), 1.0) {}
 
 void HwHarness::slow_down(int rank, double factor) {
