@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "core/rank_layout.hpp"
+#include "core/snapshot/rank_state.hpp"
 #include "core/work_split.hpp"
 
 namespace parashift::sim {
@@ -28,6 +29,7 @@ SimBackend::SimBackend(const core::Scenario& scenario)
 core::Capabilities SimBackend::capabilities() const {
   core::Capabilities caps;
   caps.live_repartition = true;
+  caps.snapshots_to_host = true;
   caps.link_telemetry = scenario_.run.contention;
   caps.ranks = scenario_.plan.gpus();  // the job's ranks (the cluster may hold more GPUs)
   return caps;
@@ -65,6 +67,14 @@ std::vector<core::GroupComm> group_comm(const IterationResult& result,
                          : "reduce_scatter+all_gather",
                      result.dp_group_busy_ns[static_cast<std::size_t>(c + plan.cp * s)], 0});
   return out;
+}
+
+TimeNs SimBackend::snapshot_copy_ns() const {
+  const core::ParallelPlan& plan = last_plan_ ? *last_plan_ : scenario_.plan;
+  const core::SnapshotConfig config =
+      scenario_.faults ? scenario_.faults->snapshot : core::SnapshotConfig{};
+  return config.host_copy_ns(
+      core::rank_state(scenario_.model, plan, scenario_.training.seq_len).total_bytes());
 }
 
 std::optional<core::FailureSeen> SimBackend::kill_due() const {
@@ -193,6 +203,22 @@ void SimBackend::apply(const core::Directive& directive) {
       }
     }
     micro_batches_per_replica_ = d->micro_batches;
+    return;
+  }
+  // A snapshot stalls every rank for the device -> host copy of its state
+  // (the most loaded rank's, core::rank_state) before the next iteration;
+  // replication to peer hosts runs on under training, as in the fault
+  // campaigns (sim/faults). A restore copies the same state back.
+  if (const auto* d = std::get_if<core::SnapshotDirective>(&directive.action)) {
+    pending_move_ns_ += snapshot_copy_ns();
+    snapshots_.push_back(d->version);
+    return;
+  }
+  if (const auto* d = std::get_if<core::RestoreDirective>(&directive.action)) {
+    if (std::find(snapshots_.begin(), snapshots_.end(), d->version) == snapshots_.end())
+      throw std::invalid_argument("restore v" + std::to_string(d->version) +
+                                  ": the simulator took no such snapshot");
+    pending_move_ns_ += snapshot_copy_ns();
     return;
   }
   if (std::holds_alternative<core::ReplanDirective>(directive.action)) {

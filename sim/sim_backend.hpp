@@ -4,7 +4,9 @@
 // something that affects it (plan, layer split, micro-batch shares, GPU
 // speeds, link bandwidths) changed since the last one, and reused otherwise.
 // A scheduled kill event (faults.events kind kill) is reported as the
-// step's failure, before its iteration runs.
+// step's failure, before its iteration runs. Directives are timed: a
+// re-partition's moved state, a snapshot's device -> host copy, a restore's
+// copy back, each charged to the next iteration.
 #pragma once
 
 #include <optional>
@@ -60,6 +62,8 @@ class SimBackend : public core::Backend {
  private:
   /// A scheduled kill event for the iteration about to run.
   std::optional<core::FailureSeen> kill_due() const;
+  /// One rank's state copied between device and host (snapshot, restore).
+  TimeNs snapshot_copy_ns() const;
   TimeNs repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
                              const core::ParallelPlan& plan) const;
 
@@ -87,7 +91,8 @@ class SimBackend : public core::Backend {
   std::optional<core::WorkProfile> profile_override_;
   std::optional<core::ParallelPlan> last_plan_;
   core::WorkProfile last_profile_;
-  TimeNs pending_move_ns_ = 0;  // state moved by a re-partition, charged to the next step
+  TimeNs pending_move_ns_ = 0;        // state moved by a directive, charged to the next step
+  std::vector<long long> snapshots_;  // versions taken
 };
 
 }  // namespace parashift::sim

@@ -50,6 +50,9 @@ struct SnapshotConfig {
   FailureDomain domain = FailureDomain::Rack;
   int keep_versions = 3;        // versions each host keeps
   double host_copy_Bps = 50e9;  // device -> host copy (PCIe) per GPU
+  /// The device -> host copy of `bytes` of one GPU's state (a snapshot's
+  /// stall; a restore from the host's own memory takes as long).
+  TimeNs host_copy_ns(double bytes) const { return transfer_ns(bytes, host_copy_Bps); }
   /// A snapshot before iterations every, 2 x every, ... of a run (`run`
   /// --backend hw, whose backend takes them); 0: none scheduled.
   int every = 0;

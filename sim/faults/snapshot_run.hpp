@@ -132,7 +132,7 @@ class SnapshotRun {
     share_ = batch_share;
     timing_ = s_.times->get(plan_);
     state_ = core::rank_state(s_.scenario->model, plan_, s_.scenario->training.seq_len);
-    stall_ns_ = core::transfer_ns(state_.total_bytes(), cfg_.snapshot.host_copy_Bps);
+    stall_ns_ = cfg_.snapshot.host_copy_ns(state_.total_bytes());
     // Replication is bandwidth-bound: a re-sharded (shrunk) plan's larger
     // rank state takes proportionally longer.
     repl_ns_ =
