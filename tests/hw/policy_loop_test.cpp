@@ -14,6 +14,7 @@
 
 #include "contract_harness.hpp"
 #include "core/controller/job_runner.hpp"
+#include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "hw/exec/training_run.hpp"
 #include "sim/run.hpp"
@@ -90,4 +91,19 @@ TEST_CASE("one policy scenario on the fake, the simulator and the CPU executor: 
   // micro-batches x 1 layer x 3 units of 100 us x 2.0 = 4.8 ms.
   REQUIRE(on_hw.last_report());
   CHECK(on_hw.last_report()->rank_compute_ns[1] == 4'800'000);
+}
+
+TEST_CASE("the executor runs slow events for the whole run: a start or a duration is bad input") {
+  for (const char* event : {"{kind: slow, gpu: 1, factor: 2, at: 10s}",
+                            "{kind: slow, gpu: 1, factor: 2, duration: 1min}"}) {
+    CAPTURE(event);
+    const core::Scenario scenario =
+        core::load_scenario(PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml",
+                            {std::string("faults.events=[") + event + "]"});
+    CHECK_THROWS_WITH_AS(hw::scenario_slowdown(scenario, 1),
+                         doctest::Contains("faults.events[0] (set on the command line): the hw "
+                                           "executor runs slow events for the whole run; "
+                                           "expected no 'at' and no 'duration'"),
+                         core::InputError);
+  }
 }
