@@ -41,6 +41,8 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
       backend.apply({core::RestoreDirective{*version}, "relaunch: newest restorable snapshot", 0});
       result.restored = backend.last_restore();
       runner.set_next_iteration(backend.iterations_done());
+    } else {
+      result.nothing_to_restore = true;
     }
   }
   for (const auto& r : config.repartitions)

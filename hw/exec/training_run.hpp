@@ -41,6 +41,7 @@ struct IterationRecord {
 struct TrainingRunResult {
   std::vector<IterationRecord> iterations;
   std::optional<RestoreStats> restored;  // when a snapshot was restored
+  bool nothing_to_restore = false;       // restore asked, no version every rank can reach
   std::vector<long long> snapshots;      // versions written
   std::vector<int> final_layers_per_stage;
   std::vector<core::TakenDirective> directives;  // scheduled and decided, in order

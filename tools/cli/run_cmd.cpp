@@ -275,6 +275,9 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     j["loss"] = rec.loss;
     steps.push_back(j);
   }
+  if (result.nothing_to_restore)
+    ctx.out << "--restore: no snapshot of job '" << config.options.job
+            << "' that every rank can restore; started from iteration 0\n";
   if (result.restored)
     ctx.out << "restored snapshot v" << result.restored->version << ": fetched "
             << result.restored->shards_fetched << " lost shard(s), "
