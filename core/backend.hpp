@@ -13,11 +13,14 @@
 
 namespace parashift::core {
 
+// Each field is read by a decision: live_repartition by the balancer (no
+// re-partition or re-balance is proposed without it), snapshots_to_host by
+// JobRunner::set_snapshot_every (a scheduled snapshot cadence needs it),
+// link_telemetry by the straggler detector (links are judged only from a
+// backend that measures them), ranks by the runner's checks of fault targets.
 struct Capabilities {
-  bool simulated_time = false;     // step() advances a simulated clock, not the wall clock
   bool live_repartition = false;   // RepartitionDirective / RebalanceDirective
   bool snapshots_to_host = false;  // SnapshotDirective / RestoreDirective
-  bool fault_injection = false;    // failures can be scheduled by the scenario
   bool link_telemetry = false;     // StepReport::links is filled
   int ranks = 0;
 };
@@ -36,10 +39,14 @@ struct LinkTelemetry {
   double utilisation = 0;  // busy share of the iteration, 0..1
 };
 
+/// A failure the backend saw during a step: what failed and when.
 struct FailureSeen {
-  std::string what;  // "gpu 17", "link leaf3-spine1"
-  TimeNs at_ns = 0;
+  std::string kind;       // "kill" (a rank's process died), "fail" (a component)
+  std::string component;  // "rank 2", "gpu 17", "link leaf3-spine1"
+  TimeNs at_ns = 0;       // on the backend's clock (simulated, or the step's start)
+  std::int64_t iteration = 0;
 };
+std::string to_string(const FailureSeen& failure);  // "kill rank 2 at iteration 5"
 
 /// What one iteration measured. Per-rank vectors are indexed by global rank.
 struct StepReport {
@@ -50,7 +57,7 @@ struct StepReport {
   std::vector<double> rank_peak_memory_bytes;
   std::vector<GroupComm> comm;
   std::vector<LinkTelemetry> links;
-  std::vector<FailureSeen> failures;
+  std::vector<FailureSeen> failures;  // non-empty: the iteration did not complete
 };
 
 class Backend {

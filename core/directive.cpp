@@ -1,5 +1,7 @@
 #include "core/directive.hpp"
 
+#include "core/backend.hpp"
+
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +37,11 @@ const char* kind_name(const DirectiveAction& action) {
                         [](const RemapDirective&) { return "remap"; },
                     },
                     action);
+}
+
+std::string to_string(const FailureSeen& failure) {
+  return failure.kind + " " + failure.component + " at iteration " +
+         std::to_string(failure.iteration);
 }
 
 std::string to_string(const Directive& directive) {

@@ -28,29 +28,6 @@ using core::PassOp;
 using core::stage_schedule;
 using core::virtual_stage;
 
-const WorkerStats& IterationResult::critical() const {
-  return *std::max_element(
-      workers.begin(), workers.end(),
-      [](const WorkerStats& a, const WorkerStats& b) { return a.finish_ns < b.finish_ns; });
-}
-
-// Bytes per parameter held on a GPU, from the ZeRO paper's mixed-precision
-// Adam accounting: 2 (bf16 weights) + 2 (bf16 gradients) + 12 (fp32 master
-// weights, momentum, variance). The distributed optimizer shards the 12 over
-// data parallelism; FSDP / ZeRO-3 shards all 16.
-double static_bytes_per_param(const core::ParallelPlan& plan) {
-  const double dp = plan.dp;
-  switch (plan.optimizer_sharding) {
-    case OptimizerSharding::None:
-      return 16.0;
-    case OptimizerSharding::Distributed:
-      return 4.0 + 12.0 / dp;
-    case OptimizerSharding::Fsdp:
-      return 16.0 / dp;
-  }
-  return 16.0;
-}
-
 namespace {
 
 // Megatron's DDP bucket: max(40M, 1M * dp) parameters.
@@ -331,7 +308,8 @@ class IterationSim {
     const int stage = to_virtual_stage % stages_;
     const int chunk = to_virtual_stage / stages_;
     const int to = worker_index(stage, src.replica, src.cp_rank);
-    auto arrive = [this, to, chunk, micro_batch, forward] {
+    auto arrive = [this, from, to, chunk, micro_batch, forward, start = kernel_.now()] {
+      workers_[from].stats.pp_send_ns += kernel_.now() - start;
       Worker& dst = workers_[to];
       const std::size_t slot = static_cast<std::size_t>(micro_batch) * v_ + chunk;
       (forward ? dst.forward_ready : dst.backward_ready)[slot] = 1;
@@ -468,7 +446,10 @@ class IterationSim {
           std::max(r.peak_memory_bytes, w.stats.static_bytes + w.stats.peak_activation_bytes);
       r.workers.push_back(w.stats);
     }
-    for (const DpGroup& g : groups_) r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
+    for (const DpGroup& g : groups_) {
+      r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
+      r.dp_group_busy_ns.push_back(g.busy_ns);
+    }
     if (network_) {
       const auto& topology = paths_.topology();
       for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
@@ -512,17 +493,6 @@ IterationResult simulate_iteration(const IterationInput& input, const core::Work
                                    const PathModel& paths) {
   IterationSim sim(input, profile, paths);
   return sim.run();
-}
-
-IterationInput scenario_input(const core::Scenario& scenario, const core::DeviceSpec& device,
-                              NetworkModel network) {
-  IterationInput input;
-  input.model = &scenario.model;
-  input.device = &device;
-  input.plan = &scenario.plan;
-  input.seq_len = scenario.training.seq_len;
-  input.network = network;
-  return input;
 }
 
 }  // namespace parashift::sim

@@ -73,6 +73,7 @@ struct WorkerStats {
   TimeNs compute_ns = 0;  // forward, backward, recompute
   TimeNs tp_comm_ns = 0;  // tensor-parallel collectives in the pass stream
   TimeNs cp_comm_ns = 0;  // context-parallel exchange in the pass stream
+  TimeNs pp_send_ns = 0;  // its activation and gradient sends, start to arrival, summed
   TimeNs bubble_ns = 0;   // idle: pipeline fill, drain and waits for other stages
   TimeNs last_pass_end_ns = 0;
   TimeNs dp_exposed_ns = 0;  // waiting for gradient sync after the last pass
@@ -86,8 +87,9 @@ struct WorkerStats {
 
 struct IterationResult {
   TimeNs iteration_ns = 0;
-  std::vector<WorkerStats> workers;  // index: cp_rank + cp * (replica + dp * stage)
-  TimeNs dp_sync_ns = 0;             // busiest data-parallel group's total collective time
+  std::vector<WorkerStats> workers;      // index: cp_rank + cp * (replica + dp * stage)
+  TimeNs dp_sync_ns = 0;                 // busiest data-parallel group's total collective time
+  std::vector<TimeNs> dp_group_busy_ns;  // each group's (index: cp_rank + cp * stage)
   double model_flops = 0;
   double mfu = 0;
   double tokens_per_s = 0;

@@ -3,8 +3,6 @@
 #include <cmath>
 #include <optional>
 
-#include "core/controller/controller.hpp"
-#include "core/scenario/cluster_view.hpp"
 #include "sim/sim_backend.hpp"
 
 namespace parashift::sim {
@@ -42,47 +40,29 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace) {
                                                 static_cast<double>(run.healthy_iteration_ns)))
           : scenario.run.iterations;
 
-  std::optional<core::Controller> controller;
-  for (const auto& m : scenario.policy.modules) {
-    if (m.enabled) run.policy_modules.push_back(m.name);
-  }
-  if (!run.policy_modules.empty()) {
-    const auto profile = core::work_profile(scenario.model, scenario.device, scenario.plan,
-                                            scenario.training.seq_len);
-    controller.emplace(core::make_job_model(scenario.model, scenario.device, scenario.plan, profile,
-                                            scenario.training.seq_len, planned,
-                                            std::max(1, scenario.topology.gpus_per_host())),
-                       scenario.policy, backend.capabilities());
+  core::JobRunner runner(backend, scenario.plan);
+  run.policy_modules = core::enabled_modules(scenario.policy);
+  runner.set_policy(scenario, planned);
+  runner.set_faults(scenario);
+  bool alive = true;
+  while (alive && (by_duration ? runner.total_ns() < scenario.run.duration_ns
+                               : runner.iterations() < planned)) {
+    if (first) {
+      alive = runner.record(std::move(*first));
+      first.reset();
+    } else {
+      alive = runner.step();
+      backend.set_trace(nullptr);
+    }
   }
   const double tokens_per_iteration =
       static_cast<double>(scenario.plan.global_batch) * scenario.training.seq_len;
-  while (by_duration ? run.total_ns < scenario.run.duration_ns : run.iterations < planned) {
-    core::StepReport report;
-    if (first) {
-      report = std::move(*first);
-      first.reset();
-    } else {
-      report = backend.step(scenario.plan);
-      backend.set_trace(nullptr);
-    }
-    run.total_ns += report.iteration_ns;
-    run.tokens += tokens_per_iteration;
-    ++run.iterations;
-    if (!controller) continue;
-    const std::size_t known = run.stragglers.size();
-    for (const core::Directive& d : controller->observe(report)) {
-      backend.apply(d);
-      controller->applied(d);
-      run.directives.push_back({run.iterations, d});
-    }
-    for (const auto& finding : controller->stragglers()) {
-      bool seen = false;
-      for (std::size_t i = 0; i < known && !seen; ++i) {
-        seen = run.stragglers[i].what.rfind(finding.subject() + " ", 0) == 0;
-      }
-      if (!seen) run.stragglers.push_back({run.iterations, finding.describe()});
-    }
-  }
+  run.iterations = static_cast<int>(runner.iterations());
+  run.total_ns = runner.total_ns();
+  for (int i = 0; i < run.iterations; ++i) run.tokens += tokens_per_iteration;
+  run.directives = runner.directives();
+  run.stragglers = runner.stragglers();
+  run.failures = runner.failures();
   run.simulated_iterations = backend.simulated_steps();
   run.last = backend.last_result();
   return run;

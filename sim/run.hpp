@@ -1,13 +1,15 @@
 // A scenario's whole run on the simulator: iterations (or simulated
-// duration) stepped through SimBackend, with the scenario's policy modules
+// duration) stepped through SimBackend by core::JobRunner, the one loop
+// that also drives real hardware, with the scenario's policy modules
 // observing every StepReport and their directives applied between
-// iterations — the same Controller that drives real hardware.
+// iterations.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/controller/job_runner.hpp"
 #include "core/directive.hpp"
 #include "core/scenario/scenario.hpp"
 #include "sim/iteration.hpp"
@@ -16,15 +18,8 @@ namespace parashift::sim {
 
 class TraceRecorder;
 
-struct TakenDirective {
-  std::int64_t iteration = 0;  // applied before this iteration
-  core::Directive directive;
-};
-
-struct DetectedStraggler {
-  std::int64_t iteration = 0;  // first flagged after this iteration
-  std::string what;            // "gpu 17 1.5x slower"
-};
+using core::DetectedStraggler;
+using core::TakenDirective;
 
 struct RunSummary {
   int iterations = 0;
@@ -35,6 +30,7 @@ struct RunSummary {
   std::vector<TakenDirective> directives;
   std::vector<DetectedStraggler> stragglers;
   std::vector<std::string> policy_modules;  // enabled ones
+  std::vector<core::FailureSeen> failures;  // the run ended at the first
   IterationResult last;
 
   double tokens_per_s() const { return tokens / core::ns_to_s(total_ns); }

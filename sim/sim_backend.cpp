@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "core/rank_layout.hpp"
+#include "core/snapshot/rank_state.hpp"
 #include "core/work_split.hpp"
 
 namespace parashift::sim {
@@ -27,15 +28,70 @@ SimBackend::SimBackend(const core::Scenario& scenario)
 
 core::Capabilities SimBackend::capabilities() const {
   core::Capabilities caps;
-  caps.simulated_time = true;
   caps.live_repartition = true;
+  caps.snapshots_to_host = true;
   caps.link_telemetry = scenario_.run.contention;
-  caps.fault_injection = true;
-  caps.ranks = scenario_.topology.gpu_count();
+  caps.ranks = scenario_.plan.gpus();  // the job's ranks (the cluster may hold more GPUs)
   return caps;
 }
 
+// Busy time per communication group, named as the hw executor names them:
+// a worker's tensor- and context-parallel collectives, a pipeline's sends
+// (its busiest stage), a data-parallel group's gradient sync.
+std::vector<core::GroupComm> group_comm(const IterationResult& result,
+                                        const core::ParallelPlan& plan) {
+  std::vector<core::GroupComm> out;
+  auto at = [&](int stage, int replica, int cp) -> const WorkerStats& {
+    return result.workers[static_cast<std::size_t>(cp + plan.cp * (replica + plan.dp * stage))];
+  };
+  auto cp_part = [&](int c) { return plan.cp > 1 ? ", cp " + std::to_string(c) : std::string(); };
+  for (int s = 0; s < plan.pp; ++s)
+    for (int d = 0; d < plan.dp; ++d)
+      for (int c = 0; c < plan.cp; ++c) {
+        const std::string where =
+            "[stage " + std::to_string(s) + ", replica " + std::to_string(d) + cp_part(c) + "]";
+        if (plan.tp > 1) out.push_back({"tp" + where, "all_reduce", at(s, d, c).tp_comm_ns, 0});
+        if (plan.cp > 1) out.push_back({"cp" + where, "ring_exchange", at(s, d, c).cp_comm_ns, 0});
+      }
+  for (int d = 0; d < plan.dp && plan.pp > 1; ++d)
+    for (int c = 0; c < plan.cp; ++c) {
+      core::GroupComm g{"pp[replica " + std::to_string(d) + cp_part(c) + "]", "send_recv", 0, 0};
+      for (int s = 0; s < plan.pp; ++s) g.busy_ns = std::max(g.busy_ns, at(s, d, c).pp_send_ns);
+      out.push_back(g);
+    }
+  for (int s = 0; s < plan.pp && plan.dp > 1; ++s)
+    for (int c = 0; c < plan.cp; ++c)
+      out.push_back({"dp[stage " + std::to_string(s) + cp_part(c) + "]",
+                     plan.optimizer_sharding == core::OptimizerSharding::None
+                         ? "all_reduce"
+                         : "reduce_scatter+all_gather",
+                     result.dp_group_busy_ns[static_cast<std::size_t>(c + plan.cp * s)], 0});
+  return out;
+}
+
+TimeNs SimBackend::snapshot_copy_ns() const {
+  const core::ParallelPlan& plan = last_plan_ ? *last_plan_ : scenario_.plan;
+  const core::SnapshotConfig config =
+      scenario_.faults ? scenario_.faults->snapshot : core::SnapshotConfig{};
+  return config.host_copy_ns(
+      core::rank_state(scenario_.model, plan, scenario_.training.seq_len).total_bytes());
+}
+
+std::optional<core::FailureSeen> SimBackend::kill_due() const {
+  for (const core::FaultEvent& e : events_of(scenario_))
+    if (e.kind == core::FaultEventKind::Kill && e.at_iteration == iteration_)
+      return core::FailureSeen{"kill", "rank " + std::to_string(e.rank), now_ns_, iteration_};
+  return std::nullopt;
+}
+
 core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
+  if (auto failure = kill_due()) {
+    // The rank's process is gone before the iteration starts: nothing runs.
+    core::StepReport report;
+    report.iteration = iteration_;
+    report.failures.push_back(std::move(*failure));
+    return report;
+  }
   ClusterState cluster = slowdowns_.at(now_ns_, iteration_);
   Key key{plan.label(), plan.global_batch, layers_per_virtual_stage_, micro_batches_per_replica_,
           cluster};
@@ -84,6 +140,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     report.rank_exposed_comm_ns[r] = w.tp_comm_ns + w.cp_comm_ns + w.dp_exposed_ns;
     report.rank_peak_memory_bytes[r] = w.static_bytes + w.peak_activation_bytes;
   }
+  report.comm = group_comm(*last_, plan);
   const double iteration_s = core::ns_to_s(last_->iteration_ns);
   for (const LinkUse& use : last_->links) {
     report.links.push_back({scenario_.topology.link(use.link).name, use.bytes,
@@ -146,6 +203,22 @@ void SimBackend::apply(const core::Directive& directive) {
       }
     }
     micro_batches_per_replica_ = d->micro_batches;
+    return;
+  }
+  // A snapshot stalls every rank for the device -> host copy of its state
+  // (the most loaded rank's, core::rank_state) before the next iteration;
+  // replication to peer hosts runs on under training, as in the fault
+  // campaigns (sim/faults). A restore copies the same state back.
+  if (const auto* d = std::get_if<core::SnapshotDirective>(&directive.action)) {
+    pending_move_ns_ += snapshot_copy_ns();
+    snapshots_.push_back(d->version);
+    return;
+  }
+  if (const auto* d = std::get_if<core::RestoreDirective>(&directive.action)) {
+    if (std::find(snapshots_.begin(), snapshots_.end(), d->version) == snapshots_.end())
+      throw std::invalid_argument("restore v" + std::to_string(d->version) +
+                                  ": the simulator took no such snapshot");
+    pending_move_ns_ += snapshot_copy_ns();
     return;
   }
   if (std::holds_alternative<core::ReplanDirective>(directive.action)) {

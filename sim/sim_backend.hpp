@@ -3,6 +3,10 @@
 // events active then (faults.events); an iteration is re-simulated only when
 // something that affects it (plan, layer split, micro-batch shares, GPU
 // speeds, link bandwidths) changed since the last one, and reused otherwise.
+// A scheduled kill event (faults.events kind kill) is reported as the
+// step's failure, before its iteration runs. Directives are timed: a
+// re-partition's moved state, a snapshot's device -> host copy, a restore's
+// copy back, each charged to the next iteration.
 #pragma once
 
 #include <optional>
@@ -15,6 +19,11 @@
 #include "sim/slowdowns.hpp"
 
 namespace parashift::sim {
+
+/// The iteration's busy time per communication group (tp, cp, pp, dp),
+/// named as the hw executor's StepReport names them.
+std::vector<core::GroupComm> group_comm(const IterationResult& result,
+                                        const core::ParallelPlan& plan);
 
 class SimBackend : public core::Backend {
  public:
@@ -51,6 +60,10 @@ class SimBackend : public core::Backend {
   bool has_slowdowns() const { return !slowdowns_.empty(); }
 
  private:
+  /// A scheduled kill event for the iteration about to run.
+  std::optional<core::FailureSeen> kill_due() const;
+  /// One rank's state copied between device and host (snapshot, restore).
+  TimeNs snapshot_copy_ns() const;
   TimeNs repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
                              const core::ParallelPlan& plan) const;
 
@@ -78,7 +91,8 @@ class SimBackend : public core::Backend {
   std::optional<core::WorkProfile> profile_override_;
   std::optional<core::ParallelPlan> last_plan_;
   core::WorkProfile last_profile_;
-  TimeNs pending_move_ns_ = 0;  // state moved by a re-partition, charged to the next step
+  TimeNs pending_move_ns_ = 0;        // state moved by a directive, charged to the next step
+  std::vector<long long> snapshots_;  // versions taken
 };
 
 }  // namespace parashift::sim

@@ -56,6 +56,8 @@ Slowdowns::Slowdowns(const std::vector<core::FaultEvent>& events, const topo::To
         break;
       case core::FaultEventKind::Fail:
         break;  // fault campaigns (parashift faults)
+      case core::FaultEventKind::Kill:
+        break;  // SimBackend::step reports it as a failure
     }
   }
 }

@@ -99,7 +99,10 @@ void StragglerDetector::run(PolicyContext& context) {
       changed |= update(ranks_[r], u[r] / median, context.iteration);
     }
   }
-  const auto& links = state.links();
+  // Links are judged only from a backend that measures them: without
+  // telemetry an empty or stale list says nothing about a link's rate.
+  static const std::vector<StateEstimate::LinkRate> none;
+  const auto& links = context.capabilities.link_telemetry ? state.links() : none;
   links_.resize(links.size());
   best_link_Bps_.resize(links.size(), 0.0);
   for (std::size_t i = 0; i < links.size(); ++i) {

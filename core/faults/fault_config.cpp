@@ -45,6 +45,8 @@ const char* to_string(FaultEventKind kind) {
       return "jitter";
     case FaultEventKind::Fail:
       return "fail";
+    case FaultEventKind::Kill:
+      return "kill";
   }
   return "?";
 }
@@ -141,6 +143,7 @@ SnapshotConfig read_snapshot(YamlFields& f) {
   s.keep_versions = f.optional_positive_int("keep_versions").value_or(s.keep_versions);
   s.host_copy_Bps = gbps(optional_number(f, "host_copy_gbps", s.host_copy_Bps * 8 / 1e9, 0, 1e9,
                                          true, "a number of Gb/s > 0"));
+  s.every = nonnegative_int(f, "every", 0);
   f.reject_unknown();
   return s;
 }
@@ -216,8 +219,16 @@ FaultEvent read_event(YamlFields& f, const std::string& where) {
       }
     }
     e.at_ns = duration(f, "at");
+  } else if (kind == "kill") {
+    e.kind = FaultEventKind::Kill;
+    if (!f.has("rank")) f.fail("rank", "missing; expected a rank index");
+    e.rank = nonnegative_int(f, "rank", -1);
+    if (!f.has("at_iteration")) f.fail("at_iteration", "missing; expected an iteration index");
+    e.at_iteration = f.nonnegative_int64("at_iteration", 0);
+    e.rank_where = f.where("rank");
   } else {
-    f.fail("kind", "expected one of slow, degrade, background, jitter, fail, found '" + kind + "'");
+    f.fail("kind",
+           "expected one of slow, degrade, background, jitter, fail, kill, found '" + kind + "'");
   }
   f.reject_unknown();
   return e;
@@ -272,8 +283,20 @@ FaultConfig read_fault_config(YamlFields& f) {
   } else {
     f.allow("events");
   }
+  c.spares_where = f.where("spares");
   f.reject_unknown();
   return c;
+}
+
+void check_fault_targets(const FaultConfig& faults, int ranks, int gpus) {
+  if (faults.spares > gpus)
+    throw InputError(faults.spares_where + ": " + std::to_string(faults.spares) +
+                     " spares, but the cluster has " + std::to_string(gpus) +
+                     " GPUs; expected at most " + std::to_string(gpus));
+  for (const FaultEvent& e : faults.events)
+    if (e.kind == FaultEventKind::Kill && e.rank >= ranks)
+      throw InputError(e.rank_where + ": rank " + std::to_string(e.rank) +
+                       " does not exist; expected a rank in 0.." + std::to_string(ranks - 1));
 }
 
 }  // namespace parashift::core

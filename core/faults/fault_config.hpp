@@ -5,6 +5,7 @@
 // validated here, used by sim/faults and the policy.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,10 +46,16 @@ struct SnapshotConfig {
   /// snapshot stall and the job's MTBF, rounded to whole iterations).
   std::optional<TimeNs> interval_ns;
   std::string interval_where;  // "file:line:col: faults.snapshot.interval" when set
-  int replicas = 2;                   // copies in host memory, the owner's host included
+  int replicas = 2;            // copies in host memory, the owner's host included
   FailureDomain domain = FailureDomain::Rack;
   int keep_versions = 3;        // versions each host keeps
   double host_copy_Bps = 50e9;  // device -> host copy (PCIe) per GPU
+  /// The device -> host copy of `bytes` of one GPU's state (a snapshot's
+  /// stall; a restore from the host's own memory takes as long).
+  TimeNs host_copy_ns(double bytes) const { return transfer_ns(bytes, host_copy_Bps); }
+  /// A snapshot before iterations every, 2 x every, ... of a run (`run`
+  /// --backend hw, whose backend takes them); 0: none scheduled.
+  int every = 0;
 };
 
 struct BaselineConfig {
@@ -57,7 +64,7 @@ struct BaselineConfig {
   TimeNs restart_ns = 600 * kNsPerS;             // full job restart (scheduler + init)
 };
 
-enum class FaultEventKind { Slow, Degrade, Background, Jitter, Fail };
+enum class FaultEventKind { Slow, Degrade, Background, Jitter, Fail, Kill };
 const char* to_string(FaultEventKind kind);
 
 /// One scheduled event; which fields mean something depends on `kind`:
@@ -66,6 +73,7 @@ const char* to_string(FaultEventKind kind);
 ///   background: links, fraction (of bandwidth taken, [0, 1)), at, duration
 ///   jitter:     sigma (relative compute-time noise, >= 0)
 ///   fail:       target, id (GPU / host / NIC index, or a link name), at
+///   kill:       rank, at_iteration (the rank's process dies before it, as kill -9)
 struct FaultEvent {
   FaultEventKind kind = FaultEventKind::Slow;
   std::string where;  // "file:line:col: faults.events[3]" for later messages
@@ -79,6 +87,9 @@ struct FaultEvent {
   std::string id;
   TimeNs at_ns = 0;
   std::optional<TimeNs> duration_ns;  // nullopt: until the end of the run
+  int rank = -1;                      // kill
+  std::string rank_where;             // "file:line:col: faults.events[0].rank"
+  std::int64_t at_iteration = 0;      // kill
 };
 
 struct FaultConfig {
@@ -88,6 +99,7 @@ struct FaultConfig {
   TimeNs reinit_ns = 20 * kNsPerS;             // restart ranks on spares, rebuild communicators
   TimeNs repair_ns = 48 * 3600 * kNsPerS;      // failed hardware back in the spare pool
   int spares = 0;                              // spare GPUs (whole spare hosts)
+  std::string spares_where = "faults.spares";  // where it was set, for later messages
   std::optional<int> hosts_per_rack;           // racks; default: hosts on one leaf switch
   double days = 30;                            // campaign length
   SnapshotConfig snapshot;
@@ -101,5 +113,10 @@ struct FaultConfig {
 /// Reads a `faults:` map. Every error is an InputError naming the file,
 /// line, field and what was expected; unknown fields are rejected.
 FaultConfig read_fault_config(YamlFields& faults_section);
+
+/// The checks that need the job's size: a kill event's rank below `ranks`
+/// (the plan's), a spare count at most the cluster's `gpus`. Throws an
+/// InputError naming the event's field or faults.spares.
+void check_fault_targets(const FaultConfig& faults, int ranks, int gpus);
 
 }  // namespace parashift::core

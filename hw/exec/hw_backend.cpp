@@ -6,7 +6,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <cmath>
+#include <csignal>
+
 #include <time.h>
+#include <unistd.h>
 
 #include "core/input_error.hpp"
 #include "core/pipeline_schedule.hpp"
@@ -132,7 +136,12 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
 }
 
 core::TimeNs HwBackend::compute_now_ns() const {
-  return options_.compute_clock == ComputeClock::Wall ? now_ns() : thread_cpu_ns();
+  return options_.compute_clock == ComputeClock::ThreadCpu ? thread_cpu_ns() : now_ns();
+}
+
+core::TimeNs HwBackend::counted_ns(int units) const {
+  return static_cast<core::TimeNs>(std::llround(
+      static_cast<double>(units) * static_cast<double>(options_.counted_unit_ns) * slowdown_));
 }
 
 void HwBackend::set_compute_slowdown(double factor) {
@@ -143,7 +152,7 @@ void HwBackend::set_compute_slowdown(double factor) {
 }
 
 void HwBackend::stretch(core::TimeNs segment_ns) const {
-  if (slowdown_ == 1.0) return;
+  if (slowdown_ == 1.0 || options_.compute_clock == ComputeClock::Counted) return;
   const auto extra = static_cast<core::TimeNs>(static_cast<double>(segment_ns) * (slowdown_ - 1.0));
   const core::TimeNs start = compute_now_ns();
   while (compute_now_ns() - start < extra) {
@@ -231,6 +240,8 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
     throw std::invalid_argument("hw backend built for plan '" + plan_.label() +
                                 "' cannot step plan '" + plan.label() +
                                 "' (replan is not supported)");
+  if (options_.kill_before_iteration == iteration_)
+    ::kill(::getpid(), SIGKILL);  // a real kill -9: no clean-up, shards stay in /dev/shm
   Counters counters;
   const core::TimeNs start = now_ns();
   for (auto& [index, slot] : layers_)
@@ -254,7 +265,9 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
     }
     kernels_->synchronize();
     stretch(compute_now_ns() - t0);
-    counters.compute_ns += compute_now_ns() - t0;
+    // Counted: the optimizer step is not layer work (ComputeClock).
+    if (options_.compute_clock != ComputeClock::Counted)
+      counters.compute_ns += compute_now_ns() - t0;
   }
   if (sharded) all_gather_weights(counters);
   // The loss lives on the last stage's tp-rank-0 members; one sum gives it to everyone.
@@ -346,7 +359,8 @@ void HwBackend::run_pipeline(Counters& c) {
   // Runs `work` as one compute segment: on a compute slot, timed on the
   // compute clock without its tp collectives, stretched by the slowdown (the
   // stretch counts as compute: it is what a throttled device would take).
-  auto compute_segment = [&](auto&& work) {
+  // `units`: the segment's layer work on the counted clock (ComputeClock).
+  auto compute_segment = [&](int units, auto&& work) {
     SlotGuard slot_held(options_.compute_slots);
     held = &slot_held;
     const core::TimeNs tp_before = tp_compute_clock_ns;
@@ -355,8 +369,10 @@ void HwBackend::run_pipeline(Counters& c) {
     k.synchronize();
     const core::TimeNs tp_ns = tp_compute_clock_ns - tp_before;
     stretch(compute_now_ns() - t0 - tp_ns);
-    c.compute_ns += compute_now_ns() - t0 - tp_ns;
+    c.compute_ns += options_.compute_clock == ComputeClock::Counted ? counted_ns(units)
+                                                                    : compute_now_ns() - t0 - tp_ns;
   };
+  const int recompute_units = plan_.recompute == core::Recompute::None ? 0 : 1;
   auto send = [&](DeviceBuffer& from, int peer, int tag) {
     ScopedTimer timer(c.pp_ns);
     pp.send(span_of(from), peer, tag);
@@ -410,7 +426,8 @@ void HwBackend::run_pipeline(Counters& c) {
           const float* x = sample(global_offset + op.micro_batch, false, activation_);
           if (x != activation_.data()) k.copy(x, activation_.data(), activation);
         }
-        compute_segment([&] {
+        const int layers_here = offsets[g_at + 1] - offsets[g_at];
+        compute_segment(layers_here, [&] {
           for (int l = offsets[g_at]; l < offsets[g_at + 1]; ++l) {
             flight.stash.push_back(take_stash());
             device_layer_forward(k, layers_.at(l).weights, shape_, activation_.data(),
@@ -426,7 +443,8 @@ void HwBackend::run_pipeline(Counters& c) {
         c.peak_stash_bytes = std::max(c.peak_stash_bytes, live_bytes);
         if (g < virtual_stages - 1) send(activation_, next, forward_tag(g + 1));
       } else if (op.kind == core::PassKind::Backward) {
-        compute_segment([&] {
+        const int per_layer = (split_backward ? 1 : 2) + recompute_units;
+        compute_segment(per_layer * (offsets[g_at + 1] - offsets[g_at]), [&] {
           // The last virtual stage starts from the loss gradient, the others from what arrived.
           const float* dy = g == virtual_stages - 1 ? loss_grad(mb).data() : gradient_.data();
           const double before = flight.bytes();
@@ -449,7 +467,7 @@ void HwBackend::run_pipeline(Counters& c) {
         });
         if (g > 0) send(gradient_, prev, backward_tag(g - 1));
       } else {  // ZB-H1's weight pass: no communication
-        compute_segment([&] {
+        compute_segment(offsets[g_at + 1] - offsets[g_at], [&] {
           const auto n = static_cast<std::size_t>(offsets[g_at + 1] - offsets[g_at]);
           for (std::size_t i = 0; i < n; ++i)  // grads were pushed last layer first
             device_layer_backward_weight(k, shape_, flight.stash[i], flight.grads[n - 1 - i],
@@ -463,131 +481,6 @@ void HwBackend::run_pipeline(Counters& c) {
   if (plan_.pp == 1) return;
   ScopedTimer timer(c.pp_ns);
   pp.flush_sends();
-}
-
-void HwBackend::all_reduce_gradients(Counters& c) {
-  if (plan_.dp == 1) return;
-  ScopedTimer timer(c.dp_ns);
-  DeviceKernels& k = *kernels_;
-  // Buckets of dp_bucket_bytes filled from the last layer backwards (the
-  // order backward produces them, as Megatron's DDP buckets do), gathered
-  // into one device buffer, summed, and scattered back.
-  std::vector<DeviceBuffer*> grads;
-  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it)
-    for (DeviceBuffer* g : it->second.grads.all()) grads.push_back(g);
-  const std::size_t bucket_elems =
-      std::max<std::size_t>(1, options_.dp_bucket_bytes / sizeof(float));
-  if (dp_bucket_.size() != bucket_elems) dp_bucket_ = DeviceBuffer(k, bucket_elems);
-  std::size_t filled = 0;
-  struct Piece {
-    float* data;
-    std::size_t count;
-  };
-  std::vector<Piece> pieces;
-  auto flush = [&] {
-    if (filled == 0) return;
-    k.synchronize();
-    groups_.dp->all_reduce_sum(std::span<float>(dp_bucket_.data(), filled));
-    c.dp_bytes += static_cast<double>(filled) * sizeof(float);
-    std::size_t at = 0;
-    for (const Piece& p : pieces) {
-      k.copy(dp_bucket_.data() + at, p.data, p.count);
-      at += p.count;
-    }
-    filled = 0;
-    pieces.clear();
-  };
-  for (DeviceBuffer* g : grads) {
-    std::size_t done = 0;
-    while (done < g->size()) {
-      const std::size_t take = std::min(g->size() - done, bucket_elems - filled);
-      k.copy(g->data() + done, dp_bucket_.data() + filled, take);
-      pieces.push_back({g->data() + done, take});
-      filled += take;
-      done += take;
-      if (filled == bucket_elems) flush();
-    }
-  }
-  flush();
-  k.synchronize();
-}
-
-core::StepReport HwBackend::make_report(const Counters& c) const {
-  // Every rank's counters, gathered so every rank builds the same report.
-  // Peak memory: weights, gradients and Adam's moments (shards under the
-  // distributed optimizer), the layers' shared workspace, and the most the
-  // micro-batches in flight held at once (stashes, ZB-H1's output gradients).
-  double persistent_bytes = 0;
-  for (const auto& [index, slot] : layers_)
-    for (const DeviceLayerTensors* set : {&slot.weights, &slot.grads, &slot.state.m, &slot.state.v})
-      for (const DeviceBuffer* b : set->all())
-        persistent_bytes += static_cast<double>(b->size()) * sizeof(float);
-  const std::vector<double> mine{
-      static_cast<double>(c.compute_ns),
-      static_cast<double>(c.tp_ns),
-      static_cast<double>(c.pp_ns),
-      static_cast<double>(c.dp_ns),
-      c.tp_bytes,
-      c.pp_bytes,
-      c.dp_bytes,
-      persistent_bytes + static_cast<double>(workspace_->bytes()) + c.peak_stash_bytes,
-      static_cast<double>(c.wall_ns)};
-  const std::size_t width = mine.size();
-  const std::vector<double> all = world_.all_gather(mine);
-  auto at = [&](int rank, std::size_t field) {
-    return all[static_cast<std::size_t>(rank) * width + field];
-  };
-  core::StepReport r;
-  r.iteration = iteration_;
-  const int ranks = world_.size();
-  const core::RankLayout layout(plan_);
-  for (int rank = 0; rank < ranks; ++rank) {
-    r.iteration_ns = std::max(r.iteration_ns, static_cast<core::TimeNs>(at(rank, 8)));
-    r.rank_compute_ns.push_back(static_cast<core::TimeNs>(at(rank, 0)));
-    r.rank_exposed_comm_ns.push_back(
-        static_cast<core::TimeNs>(at(rank, 1) + at(rank, 2) + at(rank, 3)));
-    r.rank_peak_memory_bytes.push_back(at(rank, 7));
-  }
-  // One entry per group: the slowest member's busy time; bytes per member
-  // for collectives (nccl-tests' per-rank buffer), summed for send/recv.
-  auto add_group = [&](const std::string& name, const char* kind, std::size_t time_field,
-                       std::size_t bytes_field, bool sum_bytes, auto member_of, int members) {
-    core::GroupComm g{name, kind, 0, 0};
-    for (int m = 0; m < members; ++m) {
-      const int rank = member_of(m);
-      g.busy_ns = std::max(g.busy_ns, static_cast<core::TimeNs>(at(rank, time_field)));
-      g.bytes = sum_bytes ? g.bytes + at(rank, bytes_field) : at(member_of(0), bytes_field);
-    }
-    r.comm.push_back(g);
-  };
-  for (int s = 0; s < plan_.pp; ++s)
-    for (int d = 0; d < plan_.dp && plan_.tp > 1; ++d)
-      add_group(
-          "tp[stage " + std::to_string(s) + ", replica " + std::to_string(d) + "]",
-          shape_.sequence_parallel ? "all_gather+reduce_scatter" : "all_reduce", 1, 4, false,
-          [&](int t) {
-            return layout.rank({t, 0, d, s});
-          },
-          plan_.tp);
-  for (int d = 0; d < plan_.dp && plan_.pp > 1; ++d)
-    for (int t = 0; t < plan_.tp; ++t)
-      add_group(
-          "pp[replica " + std::to_string(d) + ", tp " + std::to_string(t) + "]", "send_recv", 2, 5,
-          true,
-          [&](int s) {
-            return layout.rank({t, 0, d, s});
-          },
-          plan_.pp);
-  for (int s = 0; s < plan_.pp && plan_.dp > 1; ++s)
-    for (int t = 0; t < plan_.tp; ++t)
-      add_group(
-          "dp[stage " + std::to_string(s) + ", tp " + std::to_string(t) + "]",
-          sharded_optimizer() ? "reduce_scatter+all_gather" : "all_reduce", 3, 6, false,
-          [&](int d) {
-            return layout.rank({t, 0, d, s});
-          },
-          plan_.dp);
-  return r;
 }
 
 }  // namespace parashift::hw

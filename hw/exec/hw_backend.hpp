@@ -37,8 +37,14 @@ class ByteReader;
 
 /// How a rank's compute time is measured: wall time, or this thread's CPU
 /// time (ranks that share cores, e.g. threads of one process in tests, see
-/// only their own work; waits in collectives are not compute either way).
-enum class ComputeClock { Wall, ThreadCpu };
+/// only their own work; waits in collectives are not compute either way),
+/// or counted: every layer pass the rank runs counts its work units
+/// (forward 1, backward 2: input and weight gradients; ZB-H1's B and W 1
+/// each; recompute's extra forward 1) x HwOptions::counted_unit_ns x the
+/// compute slowdown, and the optimizer step counts nothing. A counted
+/// report is the same on every machine and every run: what the policy sees
+/// depends on the work done, not on the machine's speed.
+enum class ComputeClock { Wall, ThreadCpu, Counted };
 
 /// Slots for ranks that share a machine's cores (threads of one process in
 /// tests): a rank holds one for each compute segment (a micro-batch's layers,
@@ -69,6 +75,10 @@ struct HwOptions {
   /// be the bottleneck; off for the CPU flavour, whose calibrated prediction
   /// counts that work.
   bool resident_data = false;
+  core::TimeNs counted_unit_ns = 100'000;  // ComputeClock::Counted: one unit of layer work
+  /// Fault injection: this rank sends itself SIGKILL (a real kill -9: no
+  /// clean-up, its shards stay in shared memory) before this iteration.
+  std::optional<std::int64_t> kill_before_iteration;
 };
 
 struct RestoreStats {
@@ -93,7 +103,8 @@ class HwBackend : public core::Backend {
   /// Fault injection: from the next step on, every compute segment of this
   /// rank (a micro-batch's forward or backward over its layers, the optimizer
   /// step) is stretched to `factor` x its time by spinning on the compute
-  /// clock after it, as a throttled device would run. 1 = healthy.
+  /// clock after it, as a throttled device would run; on the counted clock
+  /// its counted work is `factor` x the units. 1 = healthy.
   void set_compute_slowdown(double factor);
 
   /// The iteration's loss (same on every rank).
@@ -184,6 +195,7 @@ class HwBackend : public core::Backend {
   std::vector<DeviceBuffer> loss_grad_;        // per micro-batch, last stage
   std::map<int, DeviceBuffer> resident_inputs_, resident_targets_;  // by global micro-batch
   core::TimeNs compute_now_ns() const;
+  core::TimeNs counted_ns(int units) const;  // ComputeClock::Counted
   /// Spins until `segment_ns` x (slowdown - 1) more compute-clock time has passed.
   void stretch(core::TimeNs segment_ns) const;
 

@@ -1,41 +1,64 @@
 #include "hw/exec/training_run.hpp"
 
-#include <csignal>
+#include <variant>
 
-#include <unistd.h>
+#include "core/input_error.hpp"
 
 namespace parashift::hw {
+
+double scenario_slowdown(const core::Scenario& scenario, int rank) {
+  double factor = 1.0;
+  if (!scenario.faults) return factor;
+  for (const core::FaultEvent& e : scenario.faults->events) {
+    if (e.kind != core::FaultEventKind::Slow) continue;
+    if (e.at_ns != 0 || e.duration_ns)
+      throw core::InputError(e.where +
+                             ": the hw executor runs slow events for the whole run; expected "
+                             "no 'at' and no 'duration'");
+    if (e.gpu == rank) factor *= e.factor;
+  }
+  return factor;
+}
 
 TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRunConfig& config,
                                Communicator& world,
                                const std::function<void(const IterationRecord&)>& on_iteration) {
+  HwOptions options = config.options;
+  if (scenario.faults)
+    for (const core::FaultEvent& e : scenario.faults->events)
+      if (e.kind == core::FaultEventKind::Kill && e.rank == world.rank())
+        options.kill_before_iteration = e.at_iteration;
+  const double slowdown = scenario_slowdown(scenario, world.rank());
   HwBackend backend(scenario.model, scenario.training.seq_len, scenario.run.seed, scenario.plan,
-                    config.options, world);
+                    options, world);
+  backend.set_compute_slowdown(slowdown);
+  core::JobRunner runner(backend, scenario.plan);
+  runner.set_faults(scenario);
+  runner.set_policy(scenario, config.iterations);
   TrainingRunResult result;
   if (config.restore) {
     if (const auto version = backend.newest_restorable_snapshot()) {
       backend.apply({core::RestoreDirective{*version}, "relaunch: newest restorable snapshot", 0});
       result.restored = backend.last_restore();
+      runner.set_next_iteration(backend.iterations_done());
+    } else {
+      result.nothing_to_restore = true;
     }
   }
-  for (auto i = backend.iterations_done(); i < config.iterations; ++i) {
-    const bool restored_here = result.restored && result.restored->version == i;
-    if (config.snapshot_every > 0 && i > 0 && i % config.snapshot_every == 0 && !restored_here) {
-      backend.apply({core::SnapshotDirective{i},
-                     "every " + std::to_string(config.snapshot_every) + " iterations", 0});
-      result.snapshots.push_back(i);
-    }
-    if (config.kill && config.kill->iteration == i && config.kill->rank == world.rank())
-      ::kill(::getpid(), SIGKILL);  // a real kill -9: no clean-up, shards stay in /dev/shm
-    for (const auto& r : config.repartitions)
-      if (r.before_iteration == i)
-        backend.apply({core::RepartitionDirective{r.layers_per_stage}, "scheduled", 0});
-    IterationRecord record;
-    record.report = backend.step(scenario.plan);
-    record.loss = backend.last_loss();
+  for (const auto& r : config.repartitions)
+    runner.schedule(r.before_iteration,
+                    {core::RepartitionDirective{r.layers_per_stage}, "scheduled", 0});
+  while (runner.next_iteration() < config.iterations && runner.step()) {
+    IterationRecord record{backend.last_loss(), *runner.last_report()};
     if (on_iteration) on_iteration(record);
     result.iterations.push_back(std::move(record));
   }
+  result.directives = runner.directives();
+  result.stragglers = runner.stragglers();
+  result.failures = runner.failures();
+  for (const auto& t : result.directives)
+    if (const auto* s = std::get_if<core::SnapshotDirective>(&t.directive.action))
+      result.snapshots.push_back(s->version);
   result.final_layers_per_stage = backend.layers_per_stage();
   if (!config.keep_snapshots) backend.remove_snapshots();
   return result;

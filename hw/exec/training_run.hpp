@@ -1,7 +1,11 @@
-// A training job on the hw executor from start to end: optionally restore the
-// newest snapshot every rank can reach, then run iterations, taking snapshots
-// every k iterations and applying scheduled repartitions. What `parashift run
-// --backend hw` does on each rank.
+// A training job on the hw executor from start to end, driven by the one
+// loop (core::JobRunner): optionally restore the newest snapshot every rank
+// can reach, then run iterations under the scenario's policy (its enabled
+// modules decide on every rank from the same gathered report, so every
+// rank applies the same directives) and faults (faults.snapshot.every;
+// faults.events: kill events for this rank, slow events as this rank's
+// compute slowdown), with scheduled repartitions. What `parashift run
+// --backend hw|cuda` does on each rank.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +14,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/controller/job_runner.hpp"
 #include "core/scenario/scenario.hpp"
 #include "hw/exec/hw_backend.hpp"
 
@@ -20,20 +25,12 @@ struct ScheduledRepartition {
   std::vector<int> layers_per_stage;
 };
 
-/// Fault injection: rank `rank` sends itself SIGKILL before iteration `iteration`.
-struct KillInjection {
-  int rank = 0;
-  int iteration = 0;
-};
-
 struct TrainingRunConfig {
   int iterations = 1;  // the job ends after this many iterations in total
   HwOptions options;
-  int snapshot_every = 0;       // 0: no snapshots; else before iteration k, 2k, ... (version = k)
   bool restore = false;         // start from the newest restorable snapshot, if any
   bool keep_snapshots = false;  // leave the job's shards in shared memory at the end
   std::vector<ScheduledRepartition> repartitions;
-  std::optional<KillInjection> kill;
 };
 
 struct IterationRecord {
@@ -44,9 +41,18 @@ struct IterationRecord {
 struct TrainingRunResult {
   std::vector<IterationRecord> iterations;
   std::optional<RestoreStats> restored;  // when a snapshot was restored
+  bool nothing_to_restore = false;       // restore asked, no version every rank can reach
   std::vector<long long> snapshots;      // versions written
   std::vector<int> final_layers_per_stage;
+  std::vector<core::TakenDirective> directives;  // scheduled and decided, in order
+  std::vector<core::DetectedStraggler> stragglers;
+  std::vector<core::FailureSeen> failures;  // the run ended at the first
 };
+
+/// This rank's compute slowdown from the scenario's slow events (gpu = rank).
+/// The executor runs them for the whole run: an event with a start (`at`) or
+/// a `duration` is an InputError naming it.
+double scenario_slowdown(const core::Scenario& scenario, int rank);
 
 /// Collective over `world`. `on_iteration` (may be empty) is called on every
 /// rank after each iteration.

@@ -62,7 +62,7 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
   s->nominal = s->times->get(scenario.plan);
   s->state = core::rank_state(scenario.model, scenario.plan, scenario.training.seq_len);
 
-  s->snapshot_stall_ns = core::transfer_ns(s->state.total_bytes(), config.snapshot.host_copy_Bps);
+  s->snapshot_stall_ns = config.snapshot.host_copy_ns(s->state.total_bytes());
   s->replication_ns =
       replication_ns(topology, s->slots, s->state.total_bytes(), config.snapshot.replicas,
                      config.snapshot.domain, s->nominal.training_share);
@@ -79,11 +79,10 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
       // Rounded up to 0.1 s: a value the user can write back.
       const TimeNs least = (cadence.commit_gap_ns + kNsPerDs - 1) / kNsPerDs;
       char least_text[32];
-      std::snprintf(least_text, sizeof least_text, "%lld.%llds",
-                    static_cast<long long>(least / 10), static_cast<long long>(least % 10));
+      std::snprintf(least_text, sizeof least_text, "%lld.%llds", static_cast<long long>(least / 10),
+                    static_cast<long long>(least % 10));
       throw core::InputError(config.snapshot.interval_where + ": expected auto or at least " +
-                             least_text +
-                             " (one snapshot per " + seconds_text(cadence.every * it) +
+                             least_text + " (one snapshot per " + seconds_text(cadence.every * it) +
                              " of training, committed " + seconds_text(s->replication_ns) +
                              " later after replication, so lost work stays within the "
                              "interval), found " +

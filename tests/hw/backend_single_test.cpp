@@ -60,7 +60,42 @@ TEST_CASE("the step report has one entry per rank and no groups on one rank") {
   CHECK(backend.step(plan).iteration == 1);
   CHECK(backend.capabilities().live_repartition);
   CHECK(backend.capabilities().snapshots_to_host);
-  CHECK_FALSE(backend.capabilities().simulated_time);
+  CHECK_FALSE(backend.capabilities().link_telemetry);
+}
+
+TEST_CASE("counted clock: compute is the layer work done, a slowdown multiplies the count") {
+  hw::SelfCommunicator world;
+  auto plan = test::tiny_plan(1, 1, 1);
+  hw::HwOptions options = test::tiny_options(hw::OptimizerKind::Sgd, "counted");
+  options.compute_clock = hw::ComputeClock::Counted;
+  options.counted_unit_ns = 1000;
+  hw::HwBackend backend(test::tiny_model(), test::kTinySeq, 1, plan, options, world);
+  // 4 micro-batches x 4 layers x (forward 1 + backward 2) = 48 units of 1 us;
+  // the optimizer step counts nothing: 48,000 ns, every iteration alike.
+  CHECK(backend.step(plan).rank_compute_ns[0] == 48'000);
+  CHECK(backend.step(plan).rank_compute_ns[0] == 48'000);
+  // At 1.5x: 48 x 1.5 = 72 units.
+  backend.set_compute_slowdown(1.5);
+  CHECK(backend.step(plan).rank_compute_ns[0] == 72'000);
+}
+
+TEST_CASE("counted clock: selective recompute adds a forward, ZB-H1 splits B and W") {
+  for (const bool zb : {false, true}) {
+    CAPTURE(zb);
+    hw::SelfCommunicator world;
+    auto plan = test::tiny_plan(1, 1, 1);
+    if (zb) {
+      plan.schedule = core::Schedule::ZeroBubbleH1;
+    } else {
+      plan.recompute = core::Recompute::Selective;
+    }
+    hw::HwOptions options = test::tiny_options(hw::OptimizerKind::Sgd, "counted-r");
+    options.compute_clock = hw::ComputeClock::Counted;
+    options.counted_unit_ns = 1000;
+    hw::HwBackend backend(test::tiny_model(), test::kTinySeq, 1, plan, options, world);
+    // Recompute: 4 x 4 x (1 + 2 + 1) = 64 units; ZB-H1: 4 x 4 x (F 1 + B 1 + W 1) = 48.
+    CHECK(backend.step(plan).rank_compute_ns[0] == (zb ? 48'000 : 64'000));
+  }
 }
 
 TEST_CASE("snapshot, train on, restore: the same losses again, bit for bit") {

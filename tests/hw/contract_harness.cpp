@@ -65,13 +65,13 @@ void on_every_rank(int ranks, int cpu, const std::function<void(int)>& work) {
 }  // namespace
 
 ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
-                                     const core::ParallelPlan& plan)
+                                     const core::ParallelPlan& plan, hw::ComputeClock clock)
     : cpu_(sched_getcpu()),
       slots_(std::make_unique<hw::ComputeSlots>(1)),
       comms_(hw::make_thread_group(plan.gpus())),
       ranks_(comms_.size()) {
   hw::HwOptions options;
-  options.compute_clock = hw::ComputeClock::ThreadCpu;
+  options.compute_clock = clock;
   options.compute_slots = slots_.get();
   options.optimizer.kind = hw::OptimizerKind::Sgd;
   on_every_rank(plan.gpus(), cpu_, [&](int r) {
@@ -105,10 +105,10 @@ void ThreadedHwBackend::apply(const core::Directive& directive) {
                 [&](int r) { ranks_[static_cast<std::size_t>(r)]->apply(directive); });
 }
 
-HwHarness::HwHarness(const ContractCase& c)
+HwHarness::HwHarness(const ContractCase& c, hw::ComputeClock clock)
     : case_(c),
       plan_(executor_plan(c.plan)),
-      backend_(contract_model(c.layers), kSeqLen, plan_),
+      backend_(contract_model(c.layers), kSeqLen, plan_, clock),
       slowdown_(static_cast<std::size_t>(plan_.gpus()), 1.0) {}
 
 void HwHarness::slow_down(int rank, double factor) {

@@ -32,7 +32,9 @@ namespace parashift::test {
 
 class ThreadedHwBackend : public core::Backend {
  public:
-  ThreadedHwBackend(const core::ModelSpec& model, int seq_len, const core::ParallelPlan& plan);
+  /// `clock`: how the ranks time their compute (Counted: the same on every machine).
+  ThreadedHwBackend(const core::ModelSpec& model, int seq_len, const core::ParallelPlan& plan,
+                    hw::ComputeClock clock = hw::ComputeClock::ThreadCpu);
   core::Capabilities capabilities() const override { return ranks_[0]->capabilities(); }
   core::StepReport step(const core::ParallelPlan& plan) override;
   void apply(const core::Directive& directive) override;
@@ -52,7 +54,7 @@ class ThreadedHwBackend : public core::Backend {
 class HwHarness {
  public:
   static constexpr bool kMeasured = true;  // real thread CPU time on this machine
-  explicit HwHarness(const ContractCase& c);
+  explicit HwHarness(const ContractCase& c, hw::ComputeClock clock = hw::ComputeClock::ThreadCpu);
   core::Backend& backend() { return backend_; }
   void slow_down(int rank, double factor);
   core::JobModel job(std::int64_t total_iterations) const;
@@ -71,6 +73,17 @@ class HwHarness {
   core::ParallelPlan plan_;  // the case's plan as the executor runs it
   ThreadedHwBackend backend_;
   std::vector<double> slowdown_;
+};
+
+/// The same executor ranks on the counted clock (hw::ComputeClock::Counted):
+/// each rank's compute is its layer work counted, 3 units of 100 us per
+/// layer and micro-batch (forward 1, backward 2), times its slowdown. The
+/// reports are exact and the same on every machine: the cases' exact
+/// checks hold as on the fake (no jitter at all), so they run in CI.
+class CountedHwHarness : public HwHarness {
+ public:
+  static constexpr bool kMeasured = false;
+  explicit CountedHwHarness(const ContractCase& c) : HwHarness(c, hw::ComputeClock::Counted) {}
 };
 
 }  // namespace parashift::test

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "core/snapshot/rank_state.hpp"
 #include "sim/sim_backend.hpp"
 #include "test_topologies.hpp"
 
@@ -61,5 +62,28 @@ TEST_CASE("a rebalance keeps the global batch and moves no state") {
   CHECK(skewed == 72'000'000);
   CHECK(backend.micro_batches_per_replica(s.plan) == std::vector<int>{3, 1});
   CHECK_THROWS_AS(backend.apply({core::RebalanceDirective{{3, 2}}, "bad", 0}),
+                  std::invalid_argument);
+}
+
+TEST_CASE("a snapshot and a restore each stall the next iteration for one rank's state copy") {
+  const core::Scenario s = two_stage_scenario();
+  sim::SimBackend backend(s);
+  core::WorkProfile p;
+  p.layer.forward_ns = 1'000'000;
+  p.layer.backward_ns = 2'000'000;
+  backend.set_profile(p);
+  CHECK(backend.capabilities().snapshots_to_host);
+  const auto healthy = backend.step(s.plan).iteration_ns;
+  backend.apply({core::SnapshotDirective{1}, "test", 0});
+  const auto stalled = backend.step(s.plan).iteration_ns;
+  CHECK(backend.step(s.plan).iteration_ns == healthy);  // charged once
+  // The stall: the most loaded rank's parameters, gradients and optimizer
+  // state (core::rank_state) at the default 50 GB/s device -> host copy.
+  const double bytes = core::rank_state(s.model, s.plan, s.training.seq_len).total_bytes();
+  REQUIRE(bytes > 0);
+  CHECK(stalled - healthy == core::transfer_ns(bytes, 50e9));
+  backend.apply({core::RestoreDirective{1}, "test", 0});
+  CHECK(backend.step(s.plan).iteration_ns - healthy == core::transfer_ns(bytes, 50e9));
+  CHECK_THROWS_AS(backend.apply({core::RestoreDirective{7}, "never taken", 0}),
                   std::invalid_argument);
 }

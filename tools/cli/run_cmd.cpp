@@ -1,8 +1,11 @@
 // `parashift run SCENARIO --backend hw|cuda|sim`: the same iterations on the
 // real-hardware executor (one process per rank, under mpirun; cuda: one GPU
 // per rank, CudaKernels and NCCL, then tools/cli/device_run.hpp's summary)
-// or on the simulator. hw and cuda print the measured loss and times of
-// every iteration.
+// or on the simulator, every backend through the one loop (core::JobRunner)
+// under the scenario's policy and faults, as `simulate` runs them; each
+// prints every iteration (hw and cuda with the measured loss) and the
+// policy's report (tools/cli/run_report.hpp). --snapshot-every and
+// --inject-kill are shorthands for faults.snapshot.every and a kill event.
 // `--backend sim --profile CALIB.json` predicts the hw executor instead: the
 // simulator gets the calibrated device and the executor's op list timed with
 // the calibrated kernels (hw::executor_work_profile), and the executor's own
@@ -15,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/controller/job_runner.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
@@ -25,6 +29,7 @@
 #include "tools/cli/command.hpp"
 #include "tools/cli/format_number.hpp"
 #include "tools/cli/output_file.hpp"
+#include "tools/cli/run_report.hpp"
 
 #ifdef PARASHIFT_HAVE_MPI
 #include "hw/cpu/mpi_session.hpp"
@@ -59,25 +64,13 @@ struct RunOptions {
   bool keep_snapshots = false;
   std::vector<std::string> repartitions;
   std::string inject_kill;
-  int device = -1;   // cuda: GPU index (-1: not given, each rank its index on its node)
-  std::string math;  // cuda: fp32 or tf32 (empty: not given, fp32)
+  std::string clock = "wall";  // hw: how compute is timed (wall, counted)
+  int device = -1;             // cuda: GPU index (-1: not given, each rank its index on its node)
+  std::string math;            // cuda: fp32 or tf32 (empty: not given, fp32)
 };
 
 double ms(core::TimeNs t_ns) {
   return static_cast<double>(t_ns) / 1e6;
-}
-
-nlohmann::json report_json(const core::StepReport& r) {
-  nlohmann::json comm = nlohmann::json::array();
-  for (const auto& g : r.comm)
-    comm.push_back(
-        {{"group", g.group}, {"kind", g.kind}, {"busy_ns", g.busy_ns}, {"bytes", g.bytes}});
-  return {{"iteration", r.iteration},
-          {"iteration_ns", r.iteration_ns},
-          {"rank_compute_ns", r.rank_compute_ns},
-          {"rank_exposed_comm_ns", r.rank_exposed_comm_ns},
-          {"rank_peak_memory_bytes", r.rank_peak_memory_bytes},
-          {"comm", comm}};
 }
 
 // "3:1,3" -> before iteration 3, layers [1, 3].
@@ -100,49 +93,54 @@ hw::ScheduledRepartition parse_repartition(const std::string& text) {
   return r;
 }
 
-// "2@5" -> rank 2 kills itself before iteration 5.
-hw::KillInjection parse_kill(const std::string& text) {
+// "2@5" -> faults.events gets {kind: kill, rank: 2, at_iteration: 5}.
+core::FaultEvent parse_kill(const std::string& text) {
   const auto at = text.find('@');
+  core::FaultEvent e;
+  e.kind = core::FaultEventKind::Kill;
+  e.where = e.rank_where = "--inject-kill " + text;
   try {
     if (at == std::string::npos) throw std::invalid_argument("no '@'");
-    return {std::stoi(text.substr(0, at)), std::stoi(text.substr(at + 1))};
+    std::size_t used = 0;
+    e.rank = std::stoi(text.substr(0, at), &used);
+    if (used != at || e.rank < 0) throw std::invalid_argument("rank");
+    e.at_iteration = std::stoi(text.substr(at + 1), &used);
+    if (used != text.size() - at - 1 || e.at_iteration < 0)
+      throw std::invalid_argument("iteration");
   } catch (const std::exception&) {
     throw core::InputError("--inject-kill " + text + ": expected RANK@ITERATION, e.g. 2@5");
   }
-}
-
-std::string comm_summary(const core::StepReport& r) {
-  core::TimeNs tp = 0, pp = 0, dp = 0;
-  for (const auto& g : r.comm) {
-    core::TimeNs& slot = g.group.rfind("tp", 0) == 0 ? tp : g.group.rfind("pp", 0) == 0 ? pp : dp;
-    slot = std::max(slot, g.busy_ns);
-  }
-  core::TimeNs compute = 0;
-  for (auto c : r.rank_compute_ns) compute = std::max(compute, c);
-  return "compute " + fmt("%.1f", ms(compute)) + " ms  tp " + fmt("%.1f", ms(tp)) + " ms  pp " +
-         fmt("%.1f", ms(pp)) + " ms  dp " + fmt("%.1f", ms(dp)) + " ms";
+  return e;
 }
 
 void run_sim(const RunOptions& opts, const core::Scenario& scenario, int iterations,
              CliContext& ctx) {
   sim::SimBackend backend(scenario);
+  core::JobRunner runner(backend, scenario.plan);
+  runner.set_faults(scenario);
+  runner.set_policy(scenario, iterations);
   nlohmann::json steps = nlohmann::json::array();
-  core::TimeNs total_ns = 0;
-  for (int i = 0; i < iterations; ++i) {
-    const auto report = backend.step(scenario.plan);
-    total_ns += report.iteration_ns;
-    ctx.out << "iteration " << i << "  time " << fmt("%.3f", ms(report.iteration_ns)) << " ms  "
-            << comm_summary(report) << "\n";
-    steps.push_back(report_json(report));
+  while (runner.iterations() < iterations && runner.step()) {
+    const core::StepReport& report = *runner.last_report();
+    ctx.out << "iteration " << report.iteration << "  time " << fmt("%.3f", ms(report.iteration_ns))
+            << " ms  " << comm_summary(report) << "\n";
+    steps.push_back(step_json(report));
   }
-  ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns) / iterations) << " ms (simulated, "
-          << scenario.plan.label() << ")\n";
-  if (!opts.json_path.empty())
-    write_json_file(opts.json_path, {{"backend", "sim"},
-                                     {"scenario", scenario.name},
-                                     {"plan", scenario.plan.label()},
-                                     {"mean_iteration_ns", total_ns / iterations},
-                                     {"iterations", steps}});
+  const PolicyReport policy = policy_report(core::enabled_modules(scenario.policy), runner);
+  print_policy(ctx.out, policy);
+  const auto n = std::max<std::int64_t>(1, runner.iterations());
+  ctx.out << "mean iteration " << fmt("%.3f", ms(runner.total_ns()) / static_cast<double>(n))
+          << " ms (simulated, " << scenario.plan.label() << ")\n";
+  if (!runner.failures().empty()) ctx.status = 1;
+  if (!opts.json_path.empty()) {
+    nlohmann::json out{{"backend", "sim"},
+                       {"scenario", scenario.name},
+                       {"plan", scenario.plan.label()},
+                       {"mean_iteration_ns", runner.total_ns() / n},
+                       {"iterations", steps}};
+    out.update(policy_json(policy));
+    write_json_file(opts.json_path, out);
+  }
 }
 
 // The hw executor's iteration predicted from a calibration profile, twice:
@@ -192,7 +190,8 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   config.options.optimizer.learning_rate = static_cast<float>(opts.learning_rate);
   config.options.job = opts.job.empty() ? scenario.name : opts.job;
   config.options.shm_root = opts.shm_dir;
-  config.snapshot_every = opts.snapshot_every;
+  config.options.compute_clock =
+      opts.clock == "counted" ? hw::ComputeClock::Counted : hw::ComputeClock::Wall;
   config.restore = opts.restore;
   config.keep_snapshots = opts.keep_snapshots;
   // Checked against the plan before any rank starts: one entry per virtual
@@ -203,7 +202,6 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     core::check_split(config.repartitions.back().layers_per_stage, plan.pp * plan.virtual_stages,
                       scenario.model.layers, 1, "--repartition " + text);
   }
-  if (!opts.inject_kill.empty()) config.kill = parse_kill(opts.inject_kill);
 
   hw::MpiSession mpi;
   auto world = mpi.world();
@@ -236,6 +234,11 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
               << comm_summary(rec.report) << "\n";
       ctx.out.flush();
     });
+    // A failure seen by this rank ends the job; the others would wait for it.
+    for (const auto& f : result.failures) {
+      ctx.err << "parashift: rank " << world->rank() << ": " << core::to_string(f) << "\n";
+      mpi.abort_job(1);
+    }
 #ifdef PARASHIFT_HAVE_CUDA
     // Every rank: the all-reduce bus bandwidth on the GPUs, over the job and
     // in the plan's tp and dp groups, for the prediction.
@@ -268,14 +271,20 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& rec : result.iterations) {
     total_ns += rec.report.iteration_ns;
-    auto j = report_json(rec.report);
+    auto j = step_json(rec.report);
     j["loss"] = rec.loss;
     steps.push_back(j);
   }
+  if (result.nothing_to_restore)
+    ctx.out << "--restore: no snapshot of job '" << config.options.job
+            << "' that every rank can restore; started from iteration 0\n";
   if (result.restored)
     ctx.out << "restored snapshot v" << result.restored->version << ": fetched "
             << result.restored->shards_fetched << " lost shard(s), "
             << fmt("%.0f", result.restored->bytes_fetched) << " bytes\n";
+  const PolicyReport policy{core::enabled_modules(scenario.policy), result.directives,
+                            result.stragglers, result.failures};
+  print_policy(ctx.out, policy);
   const auto n = static_cast<core::TimeNs>(std::max<std::size_t>(1, result.iterations.size()));
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
           << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s) ("
@@ -291,6 +300,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
                        {"snapshots", result.snapshots},
                        {"layers_per_stage", result.final_layers_per_stage},
                        {"iterations", steps}};
+    out.update(policy_json(policy));
     if (!device_summary.is_null()) out["device"] = device_summary;
     if (result.restored)
       out["restored"] = {{"version", result.restored->version},
@@ -305,7 +315,18 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
   if (opts.backend != "cuda" && (opts.device >= 0 || !opts.math.empty()))
     throw core::InputError(std::string(opts.device >= 0 ? "--device" : "--math") +
                            ": only with --backend cuda");
-  const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+  // The old flags are shorthands for scenario fields, set before the
+  // scenario is read so that every check of the field applies to them.
+  std::vector<std::string> overrides = opts.overrides;
+  if (opts.snapshot_every > 0)
+    overrides.push_back("faults.snapshot.every=" + std::to_string(opts.snapshot_every));
+  core::Scenario scenario = core::load_scenario(opts.scenario, overrides);
+  if (!opts.inject_kill.empty()) {
+    if (!scenario.faults) scenario.faults.emplace();
+    scenario.faults->events.push_back(parse_kill(opts.inject_kill));
+  }
+  if (opts.backend != "hw" && opts.clock != "wall")
+    throw core::InputError("--clock " + opts.clock + ": only with --backend hw");
   const int iterations = opts.iterations > 0 ? opts.iterations : scenario.run.iterations;
 #if defined(PARASHIFT_HAVE_CUDA) && defined(PARASHIFT_HAVE_MPI)
   if (opts.backend == "cuda") check_cuda_devices(opts.device);
@@ -370,7 +391,8 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
                   "them; 0: all); shards are replicated on the next node")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--snapshot-every", opts->snapshot_every,
-                  "hw: snapshot to shared memory before iterations K, 2K, ... (0: never)")
+                  "hw: snapshot to shared memory before iterations K, 2K, ... (0: never); "
+                  "shorthand for --set faults.snapshot.every=K")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--restore", opts->restore,
                 "hw: start from the newest snapshot every rank can restore (after a crash)");
@@ -381,8 +403,14 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->type_name("ITER:L0,L1,...")
       ->allow_extra_args(false);
   cmd->add_option("--inject-kill", opts->inject_kill,
-                  "hw fault injection: rank R sends itself SIGKILL before iteration I")
+                  "hw fault injection: rank R sends itself SIGKILL before iteration I; "
+                  "shorthand for a faults.events entry {kind: kill, rank: R, at_iteration: I}")
       ->type_name("R@I");
+  cmd->add_option("--clock", opts->clock,
+                  "hw: compute time as measured (wall) or as counted layer work (counted: "
+                  "the same on every machine, what the policy's tests use)")
+      ->check(CLI::IsMember({"wall", "counted"}))
+      ->capture_default_str();
   cmd->add_option("--device", opts->device,
                   "cuda: GPU index (default: the rank's index on its node)")
       ->check(CLI::Range(0, 1023));

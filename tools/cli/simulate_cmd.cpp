@@ -12,6 +12,7 @@
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/output_path.hpp"
+#include "tools/cli/run_report.hpp"
 
 namespace parashift::tools {
 
@@ -85,6 +86,13 @@ void refuse_fail_events(const core::Scenario& scenario) {
   }
 }
 
+// The summary with the policy's part as every run writes it (run_report.hpp).
+nlohmann::json simulate_json(const core::Scenario& scenario, const sim::RunSummary& run) {
+  nlohmann::json j = sim::summary_json(scenario, run);
+  j.update(policy_json({run.policy_modules, run.directives, run.stragglers, run.failures}));
+  return j;
+}
+
 void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   check_output_path("--json", opts.json_path);
   check_output_path("--trace", opts.trace_path);
@@ -101,10 +109,11 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   const sim::RunSummary run =
       sim::run_scenario(scenario, opts.trace_path.empty() ? nullptr : &trace);
   sim::print_summary(ctx.out, scenario, run);
+  for (const auto& f : run.failures) ctx.out << "run ended: " << core::to_string(f) << "\n";
   if (!opts.trace_path.empty()) write_trace(opts.trace_path, trace, scenario, run.last);
   if (!opts.links_path.empty()) write_link_csv(opts.links_path, scenario, run.last);
   if (opts.compare.empty()) {
-    if (!opts.json_path.empty()) write_json_file(opts.json_path, sim::summary_json(scenario, run));
+    if (!opts.json_path.empty()) write_json_file(opts.json_path, simulate_json(scenario, run));
     return;
   }
   // The same scenario with one more override, e.g. policy.balance=off.
@@ -116,10 +125,9 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   sim::print_summary(ctx.out, other, other_run);
   sim::print_comparison(ctx.out, "as written", run, opts.compare, other_run);
   if (!opts.json_path.empty()) {
-    write_json_file(
-        opts.json_path,
-        {{"compare", opts.compare},
-         {"runs", {sim::summary_json(scenario, run), sim::summary_json(other, other_run)}}});
+    write_json_file(opts.json_path,
+                    {{"compare", opts.compare},
+                     {"runs", {simulate_json(scenario, run), simulate_json(other, other_run)}}});
   }
 }
 

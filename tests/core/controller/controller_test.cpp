@@ -220,7 +220,11 @@ TEST_CASE("a whole slow node is named as the node, and a slow link by its delive
   // 24 ranks, 8 per node (pp 1, dp 24); node 1 (ranks 8..15) at 1.3x.
   core::JobModel job = flat_job(1, 24, 4, 24);
   core::Capabilities caps;
+  caps.link_telemetry = true;
   core::Controller ctl(job, test::policy_from_yaml("{straggler: {}}"), caps);
+  // The same reports to a controller whose backend says it has no link
+  // telemetry: the links are not judged, the node is.
+  core::Controller blind(job, test::policy_from_yaml("{straggler: {}}"), core::Capabilities{});
   std::vector<int> node1;
   for (int r = 8; r < 16; ++r) node1.push_back(r);
   for (int i = 0; i < 10; ++i) {
@@ -229,7 +233,10 @@ TEST_CASE("a whole slow node is named as the node, and a slow link by its delive
     // b is busy twice as long for the same bytes: half its best rate.
     r.links = {{"a", 1e9, 0.1}, {"b", 1e9, i >= 3 ? 0.2 : 0.1}};
     ctl.observe(r);
+    blind.observe(r);
   }
+  REQUIRE(blind.stragglers().size() == 1);
+  CHECK(blind.stragglers()[0].kind == StragglerFinding::Kind::Node);
   // Window full at 4: node 1's medians are 1.3x the median rank (16 of 24 are
   // healthy); link b's median halves at 5 (samples 3, 4, 5 of 1..5) below its
   // best (iteration 4's). Patience 3: the node is named at 6, the link at 7.

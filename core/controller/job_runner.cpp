@@ -1,0 +1,112 @@
+#include "core/controller/job_runner.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/cost/work_profile.hpp"
+#include "core/faults/fault_config.hpp"
+#include "core/input_error.hpp"
+#include "core/scenario/scenario.hpp"
+
+namespace parashift::core {
+
+JobRunner::JobRunner(Backend& backend, ParallelPlan plan)
+    : backend_(backend), plan_(std::move(plan)) {}
+
+void JobRunner::set_controller(Controller controller) {
+  controller_.emplace(std::move(controller));
+}
+
+std::vector<std::string> enabled_modules(const PolicyConfig& policy) {
+  std::vector<std::string> names;
+  for (const auto& m : policy.modules)
+    if (m.enabled) names.push_back(m.name);
+  return names;
+}
+
+void JobRunner::set_policy(const Scenario& scenario, std::int64_t total_iterations) {
+  if (enabled_modules(scenario.policy).empty()) return;
+  const auto profile =
+      work_profile(scenario.model, scenario.device, plan_, scenario.training.seq_len);
+  set_controller(Controller(
+      make_job_model(scenario.model, scenario.device, plan_, profile, scenario.training.seq_len,
+                     total_iterations, std::max(1, scenario.topology.gpus_per_host())),
+      scenario.policy, backend_.capabilities()));
+}
+
+void JobRunner::set_faults(const Scenario& scenario) {
+  if (!scenario.faults) return;
+  check_fault_targets(*scenario.faults, backend_.capabilities().ranks,
+                      scenario.topology.gpu_count());
+  set_snapshot_every(scenario.faults->snapshot.every, "faults.snapshot.every");
+}
+
+void JobRunner::set_snapshot_every(int every, const std::string& field) {
+  if (every > 0 && !backend_.capabilities().snapshots_to_host)
+    throw InputError(field + ": this backend cannot take in-memory snapshots (expected 0 here)");
+  snapshot_every_ = std::max(0, every);
+}
+
+void JobRunner::schedule(std::int64_t before_iteration, Directive directive) {
+  scheduled_.push_back({before_iteration, std::move(directive)});
+}
+
+void JobRunner::set_next_iteration(std::int64_t iteration) {
+  next_ = iteration;
+  resumed_at_ = iteration;
+}
+
+const ParallelPlan& JobRunner::plan() const {
+  return controller_ ? controller_->job().plan : plan_;
+}
+
+void JobRunner::apply(std::int64_t iteration, const Directive& directive, double cost_s,
+                      bool decided) {
+  backend_.apply(directive);
+  if (decided) controller_->applied(directive);
+  taken_.push_back({iteration, directive, cost_s});
+}
+
+bool JobRunner::step() {
+  const std::int64_t i = next_;
+  // A snapshot of the state the iteration starts from; none where a restore
+  // just brought that very state back.
+  if (snapshot_every_ > 0 && i > 0 && i % snapshot_every_ == 0 && resumed_at_ != i)
+    apply(i, {SnapshotDirective{i}, "every " + std::to_string(snapshot_every_) + " iterations", 0},
+          0, false);
+  for (const auto& s : scheduled_)
+    if (s.iteration == i) apply(i, s.directive, 0, false);
+  return record(backend_.step(plan()));
+}
+
+bool JobRunner::record(StepReport report) {
+  if (!report.failures.empty()) {
+    for (auto& f : report.failures) failures_.push_back(std::move(f));
+    return false;
+  }
+  ++completed_;
+  ++next_;
+  total_ns_ += report.iteration_ns;
+  if (controller_) {
+    const std::size_t known = stragglers_.size();
+    const std::size_t logged = controller_->log().size();
+    const std::vector<Directive> decided = controller_->observe(report);
+    // The log's issued entries of this turn, in order, carry each one's cost.
+    std::vector<double> costs;
+    for (std::size_t k = logged; k < controller_->log().size(); ++k)
+      if (controller_->log()[k].applied && controller_->log()[k].directive)
+        costs.push_back(controller_->log()[k].cost_s);
+    for (std::size_t k = 0; k < decided.size(); ++k)
+      apply(next_, decided[k], k < costs.size() ? costs[k] : 0.0, true);
+    for (const auto& finding : controller_->stragglers()) {
+      bool seen = false;
+      for (std::size_t k = 0; k < known && !seen; ++k)
+        seen = stragglers_[k].what.rfind(finding.subject() + " ", 0) == 0;
+      if (!seen) stragglers_.push_back({next_, finding.describe()});
+    }
+  }
+  last_ = std::move(report);
+  return true;
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,107 @@
+// The one loop of every run: step -> observe -> decide -> apply over a
+// core::Backend. `simulate`, `run --backend sim|hw|cuda` and the contract
+// tests drive their backend through a JobRunner; no backend has a loop or a
+// policy of its own.
+//
+// Before each iteration the runner applies what the scenario schedules
+// (snapshots every `snapshot_every` iterations, directives given with
+// schedule()); then the backend steps the current plan; the report's typed
+// failures are recorded (a failure ends the run: no recovery module decides
+// in this round); the Controller, when the scenario enables policy modules,
+// observes the report and its directives are applied and logged with the
+// iteration they precede. New stragglers are logged once, when first named.
+//
+//   core::JobRunner runner(backend, plan);
+//   runner.set_controller(core::Controller(job, scenario.policy, backend.capabilities()));
+//   while (runner.iterations() < n && runner.step()) {}
+//   for (const auto& t : runner.directives()) std::cout << to_string(t.directive) << '\n';
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/controller/controller.hpp"
+
+namespace parashift::core {
+
+struct Scenario;
+
+/// A directive and the iteration it was applied before.
+struct TakenDirective {
+  std::int64_t iteration = 0;
+  Directive directive;
+  double cost_s = 0;  // of making the change, as the deciding module priced it (scheduled: 0)
+};
+
+/// A straggler as first named, after iteration `iteration`.
+struct DetectedStraggler {
+  std::int64_t iteration = 0;
+  std::string what;  // "gpu 17 1.5x slower"
+};
+
+/// The enabled modules of `policy`, by name, in registration order.
+std::vector<std::string> enabled_modules(const PolicyConfig& policy);
+
+class JobRunner {
+ public:
+  /// `backend` is not owned and must outlive the runner.
+  JobRunner(Backend& backend, ParallelPlan plan);
+
+  /// The policy that observes every report (none: the iterations just run).
+  void set_controller(Controller controller);
+  /// The scenario's policy (its enabled modules; none: no controller) over
+  /// the runner's plan, for a run of `total_iterations` (the horizon of
+  /// every gain "over the remaining run").
+  void set_policy(const Scenario& scenario, std::int64_t total_iterations);
+  /// The scenario's faults section: checks its targets against the job
+  /// (check_fault_targets with Capabilities::ranks and the cluster's GPUs)
+  /// and schedules faults.snapshot.every.
+  void set_faults(const Scenario& scenario);
+  /// A snapshot directive (version = the iteration) before iterations k, 2k, ...;
+  /// 0: none. Throws InputError when the backend cannot take snapshots
+  /// (Capabilities::snapshots_to_host); `field` names the setting.
+  void set_snapshot_every(int every, const std::string& field);
+  /// Applies `directive` before iteration `before_iteration` (scheduled, not decided).
+  void schedule(std::int64_t before_iteration, Directive directive);
+  /// The iteration the next step() runs (after a restore: the restored one).
+  void set_next_iteration(std::int64_t iteration);
+
+  /// One iteration: scheduled directives, backend.step, observe, apply.
+  /// Returns false when the report carried failures (the run ends there).
+  bool step();
+  /// The same for a report the backend already produced for the next iteration.
+  bool record(StepReport report);
+
+  /// The plan the next iteration runs (the policy's, after a re-plan).
+  const ParallelPlan& plan() const;
+  std::int64_t iterations() const { return completed_; }
+  std::int64_t next_iteration() const { return next_; }
+  TimeNs total_ns() const { return total_ns_; }
+  const std::optional<StepReport>& last_report() const { return last_; }
+  const std::vector<TakenDirective>& directives() const { return taken_; }
+  const std::vector<DetectedStraggler>& stragglers() const { return stragglers_; }
+  const std::vector<FailureSeen>& failures() const { return failures_; }
+  const Controller* controller() const { return controller_ ? &*controller_ : nullptr; }
+
+ private:
+  void apply(std::int64_t iteration, const Directive& directive, double cost_s, bool decided);
+
+  Backend& backend_;
+  ParallelPlan plan_;
+  std::optional<Controller> controller_;
+  int snapshot_every_ = 0;
+  std::vector<TakenDirective> scheduled_;
+  std::int64_t next_ = 0;                   // the iteration the next step runs
+  std::optional<std::int64_t> resumed_at_;  // set_next_iteration's, after a restore
+  std::int64_t completed_ = 0;              // iterations this runner stepped
+  TimeNs total_ns_ = 0;
+  std::optional<StepReport> last_;
+  std::vector<TakenDirective> taken_;
+  std::vector<DetectedStraggler> stragglers_;
+  std::vector<FailureSeen> failures_;
+};
+
+}  // namespace parashift::core

@@ -1,0 +1,91 @@
+// Shrink-and-replan when no spare is left, and regrow when spares are back,
+// for the snapshot policy (snapshot_run.hpp).
+#include "sim/faults/snapshot_run.hpp"
+
+namespace parashift::sim::detail {
+
+// ---- no spare left --------------------------------------------------------
+// The resize writes a fresh snapshot of the re-sharded state during its
+// pause (old versions use the old rank numbering).
+void SnapshotRun::shrink(core::RecoveryPlan& plan, const core::RemapResult& remap, double restored,
+                         TimeNs now) {
+  std::vector<int> unplaced;
+  for (const auto& u : remap.unplaced) unplaced.push_back(u.rank);
+  const auto result = core::shrink_and_replan(s_.planner_base, plan_, unplaced);
+  if (!result) throw std::runtime_error("no spare left and no smaller plan fits the GPUs left");
+  ++run_.shrinks;
+  plan.replan = result->plan;
+  const std::set<int> dropped(result->dropped_dp.begin(), result->dropped_dp.end());
+  std::vector<int> kept;
+  for (int d = 0; d < plan_.dp; ++d) {
+    if (!dropped.count(d)) kept.push_back(d);
+  }
+  const core::RankLayout old_layout(plan_);
+  const core::RankLayout new_layout(result->plan);
+  auto mapping = std::make_shared<Mapping>();
+  mapping->rank_of_gpu.assign(mapping_->rank_of_gpu.size(), -1);
+  for (int r = 0; r < new_layout.ranks(); ++r) {
+    core::RankCoord c = new_layout.coord(r);
+    c.dp = kept[static_cast<std::size_t>(c.dp)];
+    const int g = mapping_->gpu(old_layout.rank(c));
+    if (g >= 0) mapping->set(g, r);
+  }
+  for (std::size_t g = 0; g < mapping->rank_of_gpu.size(); ++g) {
+    if (mapping->rank_of_gpu[g] < 0 && mapping_->rank_of_gpu[g] >= 0 && !gpu_down_[g]) {
+      pool_.push_back(static_cast<int>(g));
+    }
+  }
+  std::sort(pool_.begin(), pool_.end());
+  mapping_ = mapping;
+  // Optimizer shards are re-spread over the remaining replicas.
+  const double reshard_bytes =
+      state_.optimizer_bytes * (static_cast<double>(plan_.dp) / result->plan.dp - 1.0);
+  plan.transfer_ns += core::transfer_ns(reshard_bytes, s_.scenario->device.nic_Bps);
+  set_plan(result->plan, result->batch_share * share_);
+  versions_.clear();
+  push_version(restored, now);
+}
+
+void SnapshotRun::maybe_regrow() {
+  if (plan_.dp >= original_dp_ || in_recovery_) return;
+  const int mp = plan_.tp * plan_.pp * plan_.cp;
+  const int missing = original_dp_ - plan_.dp;
+  if (static_cast<int>(pool_.size()) < missing * mp) return;
+  const TimeNs now = kernel_.now();
+  close_segment(now);  // the partial iteration is redone after the resize
+  const double at_iteration = last_iteration_work_;
+  // Old replicas keep their GPUs (dp indices 0..dp-1); new ones take spares.
+  core::ParallelPlan full = s_.scenario->plan;
+  const core::RankLayout old_layout(plan_);
+  const core::RankLayout new_layout(full);
+  auto mapping = std::make_shared<Mapping>();
+  mapping->rank_of_gpu.assign(mapping_->rank_of_gpu.size(), -1);
+  for (std::size_t g = 0; g < mapping_->rank_of_gpu.size(); ++g) {
+    const int r = mapping_->rank_of_gpu[g];
+    if (r >= 0) mapping->set(static_cast<int>(g), new_layout.rank(old_layout.coord(r)));
+  }
+  std::size_t next = 0;
+  for (int r = 0; r < new_layout.ranks(); ++r) {
+    if (new_layout.coord(r).dp < plan_.dp) continue;
+    mapping->set(pool_[next++], r);
+  }
+  pool_.erase(pool_.begin(), pool_.begin() + static_cast<std::ptrdiff_t>(next));
+  mapping_ = mapping;
+  ++run_.regrows;
+  const TimeNs pause =
+      cfg_.reinit_ns + core::transfer_ns(state_.total_bytes(), s_.scenario->device.nic_Bps);
+  set_plan(full, 1.0);
+  versions_.clear();
+  push_version(at_iteration, now);
+  in_recovery_ = true;
+  pending_work_ = at_iteration;
+  const std::uint64_t ticket = ++recovery_ticket_;
+  const TimeNs end = now + pause;
+  kernel_.schedule_at(end, [this, ticket, end] {
+    if (ticket != recovery_ticket_) return;
+    in_recovery_ = false;
+    start_segment(end, pending_work_);
+  });
+}
+
+}  // namespace parashift::sim::detail

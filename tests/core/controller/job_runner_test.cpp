@@ -1,0 +1,155 @@
+// core::JobRunner, the one loop: over the fake backend it takes the
+// controller's directives (with the iteration they precede and their cost),
+// schedules snapshots only on a backend that takes them, ends the run at a
+// reported failure, and checks the scenario's fault targets.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "contract_support.hpp"
+#include "core/controller/job_runner.hpp"
+#include "core/faults/fault_config.hpp"
+#include "core/input_error.hpp"
+#include "core/scenario/yaml_fields.hpp"
+#include "fake_backend.hpp"
+
+using namespace parashift;
+
+namespace {
+
+core::ParallelPlan plan_of(int pp, int dp, int global_batch) {
+  core::ParallelPlan plan;
+  plan.pp = pp;
+  plan.dp = dp;
+  plan.global_batch = global_batch;
+  return plan;
+}
+
+// A backend of fixed 1 ms steps that records what it is told, takes
+// snapshots, and reports a failure at `fail_at` (-1: never).
+class RecordingBackend : public core::Backend {
+ public:
+  explicit RecordingBackend(std::int64_t fail_at = -1) : fail_at_(fail_at) {}
+  core::Capabilities capabilities() const override {
+    core::Capabilities caps;
+    caps.snapshots_to_host = true;
+    caps.ranks = 1;
+    return caps;
+  }
+  core::StepReport step(const core::ParallelPlan&) override {
+    core::StepReport r;
+    r.iteration = steps_++;
+    r.iteration_ns = 1'000'000;
+    r.rank_compute_ns = {1'000'000};
+    r.rank_exposed_comm_ns = {0};
+    r.rank_peak_memory_bytes = {0};
+    if (r.iteration == fail_at_) r.failures.push_back({"kill", "rank 0", 0, r.iteration});
+    return r;
+  }
+  void apply(const core::Directive& d) override { applied.push_back(d); }
+  std::vector<core::Directive> applied;
+
+ private:
+  std::int64_t fail_at_;
+  std::int64_t steps_ = 0;
+};
+
+core::FaultConfig faults_from_yaml(const std::string& text) {
+  const YAML::Node root = YAML::Load(text);
+  core::YamlFields fields(root, "faults", "s.yaml");
+  return core::read_fault_config(fields);
+}
+
+}  // namespace
+
+TEST_CASE("the runner over the fake: one re-partition, before the iteration after its decision") {
+  // The contract's re-partition case (controller_contract.hpp): pp 8, 31
+  // layers, stage 3 at 1.5x; decided on report 6, so applied before iteration 7.
+  test::ContractCase c{plan_of(8, 1, 8), 31};
+  test::FakeBackend backend(c);
+  backend.set_slowdown(3, 1.5);
+  core::JobRunner runner(backend, c.plan);
+  runner.set_controller(core::Controller(
+      test::contract_job(c, 1000),
+      test::policy_from_yaml("{straggler: {}, balance: {min_gain_s: 1}}"), backend.capabilities()));
+  while (runner.iterations() < 30) REQUIRE(runner.step());
+  REQUIRE(runner.directives().size() == 1);
+  const core::TakenDirective& t = runner.directives()[0];
+  CHECK(t.iteration == 7);
+  const auto* r = std::get_if<core::RepartitionDirective>(&t.directive.action);
+  REQUIRE(r != nullptr);
+  CHECK(r->layers_per_stage == std::vector<int>{4, 4, 4, 3, 4, 4, 4, 4});
+  CHECK(backend.layers_per_virtual_stage() == r->layers_per_stage);
+  // The move's cost as the balancer priced it: 1.6 GB at 50 GB/s = 0.032 s.
+  CHECK(t.cost_s == doctest::Approx(0.032));
+  // Stage 3 named once: window full at report 4, patience 3 -> after report 6,
+  // i.e. after 7 iterations.
+  REQUIRE(runner.stragglers().size() == 1);
+  CHECK(runner.stragglers()[0].iteration == 7);
+  CHECK(runner.stragglers()[0].what.rfind("gpu 3 ", 0) == 0);
+  CHECK(runner.iterations() == 30);
+  CHECK(runner.failures().empty());
+}
+
+TEST_CASE(
+    "snapshots every k iterations, none where a restore resumed, none without the capability") {
+  RecordingBackend backend;
+  core::JobRunner runner(backend, plan_of(1, 1, 1));
+  runner.set_snapshot_every(3, "faults.snapshot.every");
+  // Restored at 6: snapshots before 9 and 12 (6 is the restored state itself).
+  runner.set_next_iteration(6);
+  while (runner.next_iteration() < 13) REQUIRE(runner.step());
+  std::vector<long long> versions;
+  for (const auto& d : backend.applied)
+    versions.push_back(std::get<core::SnapshotDirective>(d.action).version);
+  CHECK(versions == std::vector<long long>{9, 12});
+  CHECK(runner.iterations() == 7);  // 6..12
+
+  test::FakeBackend fake(test::ContractCase{plan_of(1, 1, 1), 1});
+  core::JobRunner no_snapshots(fake, plan_of(1, 1, 1));
+  CHECK_THROWS_WITH_AS(no_snapshots.set_snapshot_every(2, "faults.snapshot.every"),
+                       doctest::Contains("faults.snapshot.every: this backend cannot take"),
+                       core::InputError);
+  no_snapshots.set_snapshot_every(0, "faults.snapshot.every");  // none asked: fine
+}
+
+TEST_CASE("a reported failure ends the run and scheduled directives go before their iteration") {
+  RecordingBackend backend(4);
+  core::JobRunner runner(backend, plan_of(1, 1, 1));
+  runner.schedule(2, {core::RestoreDirective{1}, "scheduled", 0});
+  int steps = 0;
+  while (runner.step()) ++steps;
+  // Iterations 0..3 complete; the step of iteration 4 reports the kill.
+  CHECK(steps == 4);
+  CHECK(runner.iterations() == 4);
+  REQUIRE(runner.failures().size() == 1);
+  CHECK(core::to_string(runner.failures()[0]) == "kill rank 0 at iteration 4");
+  REQUIRE(runner.directives().size() == 1);
+  CHECK(runner.directives()[0].iteration == 2);
+  CHECK(backend.applied.size() == 1);
+}
+
+TEST_CASE("fault targets: a kill of a rank that does not exist, more spares than GPUs") {
+  const auto kill = faults_from_yaml("{events: [{kind: kill, rank: 4, at_iteration: 5}]}");
+  REQUIRE(kill.events.size() == 1);
+  CHECK(kill.events[0].kind == core::FaultEventKind::Kill);
+  CHECK(kill.events[0].at_iteration == 5);
+  core::check_fault_targets(kill, 5, 8);  // rank 4 of 5: fine
+  CHECK_THROWS_WITH_AS(core::check_fault_targets(kill, 4, 8),
+                       doctest::Contains("faults.events[0].rank: rank 4 does not exist; "
+                                         "expected a rank in 0..3"),
+                       core::InputError);
+  const auto spares = faults_from_yaml("{spares: 9}");
+  core::check_fault_targets(spares, 8, 9);
+  CHECK_THROWS_WITH_AS(core::check_fault_targets(spares, 8, 8),
+                       doctest::Contains("faults.spares: 9 spares, but the cluster has 8 GPUs"),
+                       core::InputError);
+  CHECK_THROWS_WITH_AS(faults_from_yaml("{events: [{kind: kill, at_iteration: 5}]}"),
+                       doctest::Contains("faults.events[0].rank: missing"), core::InputError);
+  CHECK_THROWS_WITH_AS(faults_from_yaml("{snapshot: {every: -1}}"),
+                       doctest::Contains("faults.snapshot.every"), core::InputError);
+}

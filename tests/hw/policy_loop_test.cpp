@@ -1,0 +1,109 @@
+// One policy scenario (tests/hw/data/policy-4rank.yaml: 4 stages, rank 1 at
+// 2x, straggler + balance) through the one loop (core::JobRunner) on the
+// fake backend, the simulator (simulate's run_scenario) and the CPU
+// executor (4 HwBackend ranks on threads, on the counted clock, so what the
+// policy sees is the work done and not the machine's speed): every backend
+// ends in the same directive kinds, a re-partition that takes a layer off
+// the slow stage. Counted compute makes the executor's decisions exact:
+// per-layer time 3 units on healthy stages, 6 on stage 1.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "contract_harness.hpp"
+#include "core/controller/job_runner.hpp"
+#include "core/input_error.hpp"
+#include "core/scenario/scenario.hpp"
+#include "hw/exec/training_run.hpp"
+#include "sim/run.hpp"
+
+using namespace parashift;
+
+namespace {
+
+std::vector<std::string> kinds(const std::vector<core::TakenDirective>& taken) {
+  std::vector<std::string> out;
+  for (const auto& t : taken) out.push_back(core::kind_name(t.directive.action));
+  return out;
+}
+
+// Layers of stage 1 after the run's re-partitions (the split of the last one).
+int stage1_layers(const std::vector<core::TakenDirective>& taken) {
+  int layers = -1;
+  for (const auto& t : taken)
+    if (const auto* r = std::get_if<core::RepartitionDirective>(&t.directive.action))
+      layers = r->layers_per_stage[1];
+  return layers;
+}
+
+}  // namespace
+
+TEST_CASE("one policy scenario on the fake, the simulator and the CPU executor: one re-partition") {
+  const core::Scenario scenario =
+      core::load_scenario(PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml");
+  const std::int64_t iterations = scenario.run.iterations;
+  REQUIRE(scenario.plan.gpus() == 4);
+  const double slow = hw::scenario_slowdown(scenario, 1);
+  CHECK(slow == 2.0);
+  CHECK(hw::scenario_slowdown(scenario, 0) == 1.0);
+
+  // The simulator, as `simulate` runs it.
+  const sim::RunSummary simulated = sim::run_scenario(scenario);
+
+  // The fake: the scenario's plan and layers, rank 1 at the same 2x.
+  test::ContractCase c{scenario.plan, scenario.model.layers};
+  test::FakeBackend fake(c);
+  fake.set_slowdown(1, slow);
+  core::JobRunner on_fake(fake, scenario.plan);
+  on_fake.set_controller(
+      core::Controller(test::contract_job(c, iterations), scenario.policy, fake.capabilities()));
+  while (on_fake.iterations() < iterations) REQUIRE(on_fake.step());
+
+  // The CPU executor, counted: every rank's slowdown from the scenario.
+  test::ThreadedHwBackend executor(scenario.model, scenario.training.seq_len, scenario.plan,
+                                   hw::ComputeClock::Counted);
+  for (int r = 0; r < 4; ++r)
+    executor.rank(r).set_compute_slowdown(hw::scenario_slowdown(scenario, r));
+  core::JobRunner on_hw(executor, scenario.plan);
+  on_hw.set_faults(scenario);
+  on_hw.set_policy(scenario, iterations);
+  while (on_hw.iterations() < iterations) REQUIRE(on_hw.step());
+
+  const std::vector<std::string> one_repartition{"repartition"};
+  CHECK(kinds(simulated.directives) == one_repartition);
+  CHECK(kinds(on_fake.directives()) == one_repartition);
+  CHECK(kinds(on_hw.directives()) == one_repartition);
+  // Two layers at 2x on stage 1 (4 units) against 2 elsewhere: every backend
+  // leaves stage 1 one layer.
+  CHECK(stage1_layers(simulated.directives) == 1);
+  CHECK(stage1_layers(on_fake.directives()) == 1);
+  CHECK(stage1_layers(on_hw.directives()) == 1);
+  CHECK(executor.rank(1).layers_per_stage()[1] == 1);
+  // Each names rank 1 the straggler.
+  for (const auto* stragglers :
+       {&simulated.stragglers, &on_fake.stragglers(), &on_hw.stragglers()}) {
+    REQUIRE(stragglers->size() == 1);
+    CHECK((*stragglers)[0].what.rfind("gpu 1 ", 0) == 0);
+  }
+  // The executor's counted report is exact: after the move rank 1 runs 8
+  // micro-batches x 1 layer x 3 units of 100 us x 2.0 = 4.8 ms.
+  REQUIRE(on_hw.last_report());
+  CHECK(on_hw.last_report()->rank_compute_ns[1] == 4'800'000);
+}
+
+TEST_CASE("the executor runs slow events for the whole run: a start or a duration is bad input") {
+  for (const char* event : {"{kind: slow, gpu: 1, factor: 2, at: 10s}",
+                            "{kind: slow, gpu: 1, factor: 2, duration: 1min}"}) {
+    CAPTURE(event);
+    const core::Scenario scenario =
+        core::load_scenario(PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml",
+                            {std::string("faults.events=[") + event + "]"});
+    CHECK_THROWS_WITH_AS(hw::scenario_slowdown(scenario, 1),
+                         doctest::Contains("faults.events[0] (set on the command line): the hw "
+                                           "executor runs slow events for the whole run; "
+                                           "expected no 'at' and no 'duration'"),
+                         core::InputError);
+  }
+}
