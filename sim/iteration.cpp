@@ -182,7 +182,7 @@ class IterationSim {
           w.stats.replica = d;
           w.stats.cp_rank = c;
           w.stats.slowdown = w.slowdown;
-          w.stats.static_bytes = w.params_on_gpu * static_bytes_per_param(plan_);
+          w.stats.static_bytes = w.params_on_gpu * core::resident_bytes_per_param(plan_);
         }
       }
     }

@@ -101,10 +101,6 @@ struct IterationResult {
   const WorkerStats& critical() const;
 };
 
-/// Bytes each GPU holds per parameter it owns: the ZeRO paper's 16 (bf16
-/// weights and gradients, fp32 master, momentum, variance), sharded per the plan.
-double static_bytes_per_param(const core::ParallelPlan& plan);
-
 /// The scenario's model, plan and sequence length on `device` (the input
 /// points into both), an even split and nominal GPUs.
 IterationInput scenario_input(const core::Scenario& scenario, const core::DeviceSpec& device,

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "core/cost/memory.hpp"
 #include "core/rank_layout.hpp"
 #include "core/snapshot/rank_state.hpp"
 #include "core/work_split.hpp"
@@ -151,7 +152,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
 
 // Moving layers between stages moves their weights, gradients and optimizer
 // state: the boundary after virtual stage g carries |new - old| cumulative
-// layers, each params_per_gpu_layer x static_bytes_per_param on every GPU,
+// layers, each params_per_gpu_layer x core::resident_bytes_per_param on every GPU,
 // every tensor rank on its own rail and every replica at once. All
 // boundaries move in parallel: the slowest one is the delay.
 TimeNs SimBackend::repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
@@ -164,7 +165,7 @@ TimeNs SimBackend::repartition_move_ns(const std::vector<int>& from, const std::
     after += to[g];
     const int layers = std::abs(after - before);
     if (layers == 0) continue;
-    const double bytes = layers * last_profile_.params_per_gpu_layer * static_bytes_per_param(plan);
+    const double bytes = layers * last_profile_.params_per_gpu_layer * core::resident_bytes_per_param(plan);
     const int a = layout.rank({0, 0, 0, static_cast<int>(g) % plan.pp});
     const int b = layout.rank({0, 0, 0, static_cast<int>(g + 1) % plan.pp});
     slowest = std::max(slowest, paths_.transfer_ns(a, b, bytes));

@@ -52,17 +52,7 @@ JobModel make_job_model(const ModelSpec& model, const DeviceSpec& device, const 
   job.plan = plan;
   job.layers = model.layers;
   job.params_per_gpu_layer = profile.params_per_gpu_layer;
-  switch (plan.optimizer_sharding) {  // as sim/iteration.cpp's static_bytes_per_param
-    case OptimizerSharding::None:
-      job.static_bytes_per_param = 16.0;
-      break;
-    case OptimizerSharding::Distributed:
-      job.static_bytes_per_param = 4.0 + 12.0 / plan.dp;
-      break;
-    case OptimizerSharding::Fsdp:
-      job.static_bytes_per_param = 16.0 / plan.dp;
-      break;
-  }
+  job.static_bytes_per_param = resident_bytes_per_param(plan);
   job.activation_bytes_per_layer = layer_activation_bytes(model, plan, seq_len);
   job.memory_limit_bytes = device.hbm_bytes;
   job.gpus_per_node = gpus_per_node;
