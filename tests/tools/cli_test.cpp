@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli_harness.hpp"
+#include "tests/temp_dir.hpp"
 #ifdef PARASHIFT_HAVE_CUDA
 #include "hw/cuda/cuda_probe.hpp"
 #endif
@@ -19,6 +20,11 @@
 namespace {
 
 const std::string kData = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/";
+#ifdef PARASHIFT_HAVE_CUDA
+constexpr bool kCudaBuild = true;
+#else
+constexpr bool kCudaBuild = false;
+#endif
 
 using Result = parashift::test::CliResult;
 
@@ -34,7 +40,7 @@ std::string read_file(const std::string& path) {
 }
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("parashift-test-" + name)).string();
+  return parashift::test::process_temp_dir().file(name).string();
 }
 
 int lines(const std::string& text) {
@@ -156,8 +162,6 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
        "run.network (set on the command line): expected one of maxmin, path, found 'ideal'"},
       {{"simulate", kData + "small.yaml", "--set", "run.network=path", "--links", "/tmp/x.csv"},
        "--links needs the max-min network"},
-      {{"simulate", kData + "small.yaml", "--trace", "/nonexistent/dir/t.json"},
-       "/nonexistent/dir/t.json: cannot open for writing"},
       {{"run", kData + "small.yaml", "--backend", "sim", "--math", "tf32"},
        "--math: only with --backend cuda"},
       {{"run", kData + "small.yaml", "--backend", "hw", "--device", "1"},
@@ -204,7 +208,7 @@ TEST_CASE("calibrate --backend cuda on a machine without a GPU: one clear line a
 #endif
   const Result r = cli({"calibrate", "--backend", "cuda", "--quick"});
   INFO(r.err);
-  CHECK(r.status == 2);
+  CHECK(r.status == (kCudaBuild ? 3 : 2));  // no GPU is the environment; no CUDA build, input
   CHECK(lines(r.err) == 1);
 #ifdef PARASHIFT_HAVE_CUDA
   CHECK(r.err.find("--backend cuda: no CUDA device (0 visible") != std::string::npos);
@@ -219,7 +223,7 @@ TEST_CASE("run --backend cuda without the GPU it names: one clear line and exit 
   const Result r = cli({"run", std::string(PARASHIFT_SOURCE_DIR) + "/tests/hw/data/gpu-1rank.yaml",
                         "--backend", "cuda", "--device", "7"});
   INFO(r.err);
-  CHECK(r.status == 2);
+  CHECK((r.status == 2 || (kCudaBuild && r.status == 3)));  // 3: no GPU at all
   CHECK(lines(r.err) == 1);
 #ifdef PARASHIFT_HAVE_CUDA
   // This machine has no GPU, or a few: device 7 is not there (or none is).

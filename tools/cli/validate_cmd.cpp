@@ -99,7 +99,7 @@ void run_validate(const std::string& csv_path, const std::string& json_path, Cli
   for (const auto& message : report.malformed) ctx.err << "malformed row: " << message << "\n";
   if (!json_path.empty()) {
     std::ofstream file(json_path);
-    if (!file) throw core::InputError(json_path + ": cannot open for writing");
+    if (!file) throw core::unwritable_path(json_path);
     file << to_json(report).dump(2) << "\n";
     if (!file) throw core::InputError(json_path + ": write failed");
   }
