@@ -1,7 +1,7 @@
 #include "core/pipeline_schedule.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 #include <string>
 
 #include "core/input_error.hpp"
@@ -101,7 +101,7 @@ std::vector<std::vector<PassOp>> stage_steps(Schedule schedule, int stages, int 
 
 std::vector<PassOp> stage_schedule(Schedule schedule, int stages, int stage, int micro_batches,
                                    int virtual_stages) {
-  assert(stage >= 0 && stage < stages && micro_batches > 0);
+  PARASHIFT_ASSERT(stage >= 0 && stage < stages && micro_batches > 0);
   switch (schedule) {
     case Schedule::GPipe:
       return gpipe(micro_batches);

@@ -1,7 +1,7 @@
 #include "sim/iteration.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 #include <cmath>
 #include <deque>
 #include <memory>
@@ -86,7 +86,7 @@ class IterationSim {
     layers_ = in.layers_per_virtual_stage.empty()
                   ? core::even_split(in.model->layers, virtual_stages_)
                   : in.layers_per_virtual_stage;
-    assert(static_cast<int>(layers_.size()) == virtual_stages_);
+    PARASHIFT_ASSERT(static_cast<int>(layers_.size()) == virtual_stages_);
     if (!in.micro_batches_per_replica.empty()) {
       if (static_cast<int>(in.micro_batches_per_replica.size()) != plan_.dp) {
         throw std::invalid_argument("micro_batches_per_replica needs one entry per replica");
@@ -432,7 +432,7 @@ class IterationSim {
     IterationResult r;
     r.events = kernel_.executed();
     for (Worker& w : workers_) {
-      assert(w.next == w.ops.size() && "a worker did not finish its schedule (deadlock)");
+      PARASHIFT_ASSERT(w.next == w.ops.size(), "a worker did not finish its schedule (deadlock)");
       r.iteration_ns = std::max(r.iteration_ns, w.stats.finish_ns);
     }
     double bubble_sum = 0;

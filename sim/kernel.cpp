@@ -1,11 +1,11 @@
 #include "sim/kernel.hpp"
 
-#include <cassert>
+#include "core/assert.hpp"
 
 namespace parashift::sim {
 
 EventHandle Kernel::schedule_at(TimeNs t_ns, Action action) {
-  assert(t_ns >= now_ns_ && "events cannot be scheduled in the past");
+  PARASHIFT_ASSERT(t_ns >= now_ns_, "event scheduled in the past: t_ns=", t_ns, " now_ns=", now_ns_);
   const std::uint64_t seq = next_seq_++;
   if (state_.size() <= seq) state_.resize(seq + 1, false);
   state_[seq] = true;

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "core/cost/memory.hpp"
+#include "core/input_error.hpp"
 #include "core/rank_layout.hpp"
 #include "core/snapshot/rank_state.hpp"
 #include "core/work_split.hpp"
@@ -198,9 +199,8 @@ void SimBackend::apply(const core::Directive& directive) {
       const int total = std::accumulate(d->micro_batches.begin(), d->micro_batches.end(), 0);
       if (static_cast<int>(d->micro_batches.size()) != last_plan_->dp ||
           total * last_plan_->micro_batch != last_plan_->global_batch) {
-        throw std::invalid_argument("rebalance must give each of the " +
-                                    std::to_string(last_plan_->dp) +
-                                    " replicas micro-batches summing to the global batch");
+        throw core::InputError("rebalance must give each of the " + std::to_string(last_plan_->dp) +
+                               " replicas micro-batches summing to the global batch");
       }
     }
     micro_batches_per_replica_ = d->micro_batches;

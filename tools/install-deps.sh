@@ -3,10 +3,13 @@
 # Idempotent: a machine that has them all gets no apt-get call at all.
 set -euo pipefail
 
+# clang and libclang-rt-dev: libFuzzer for tests/fuzz (tools/ci_fuzz.sh); libssl-dev:
+# SHA-256 of snapshot shards. GCC's own sanitizer runtimes come with g++.
 packages=(
   g++ cmake make ccache
   libboost-graph-dev libeigen3-dev libcli11-dev doctest-dev libbenchmark-dev
-  libyaml-cpp-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin
+  libyaml-cpp-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin libssl-dev
+  clang libclang-rt-dev
 )
 
 missing=()

@@ -31,11 +31,20 @@ std::optional<T> parse_whole(const std::string& text) {
   return value;
 }
 
+// 256 MiB: the shipped 16K-GPU fat-tree is 1.5 MB of DOT.
+constexpr std::uintmax_t kMaxTopologyFileBytes = std::uintmax_t{256} << 20;
+
 std::string read_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     const std::string reason = std::filesystem::exists(file) ? "not readable" : "no such file";
     throw TopologyError(file.string() + ": cannot open topology file (" + reason + ")");
+  }
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(file, ec);
+  if (!ec && size > kMaxTopologyFileBytes) {
+    throw TopologyError(file.string() + ": topology file of " + std::to_string(size) +
+                        " bytes; expected at most " + std::to_string(kMaxTopologyFileBytes));
   }
   std::ostringstream text;
   text << in.rdbuf();

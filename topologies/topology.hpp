@@ -17,13 +17,15 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "core/errors.hpp"
+
 namespace parashift::topo {
 
 /// Bad user input (a topology file, a generator parameter). The message names
 /// the file or generator, the element or parameter, and what was expected.
-class TopologyError : public std::runtime_error {
+class TopologyError : public core::InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using core::InputError::InputError;
 };
 
 enum class NodeKind { Gpu, NvSwitch, Nic, Leaf, Spine, Core, Router };

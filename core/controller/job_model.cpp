@@ -1,7 +1,7 @@
 #include "core/controller/job_model.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 
 #include "core/cost/memory.hpp"
 #include "core/work_split.hpp"
@@ -16,9 +16,9 @@ void JobModel::normalise() {
     micro_batches_per_replica.assign(static_cast<std::size_t>(plan.dp), plan.micro_batches());
   }
   if (stage_fixed_ns.empty()) stage_fixed_ns.assign(static_cast<std::size_t>(plan.pp), 0);
-  assert(static_cast<int>(layers_per_virtual_stage.size()) == virtual_stage_count());
-  assert(static_cast<int>(micro_batches_per_replica.size()) == plan.dp);
-  assert(static_cast<int>(stage_fixed_ns.size()) == plan.pp);
+  PARASHIFT_ASSERT(static_cast<int>(layers_per_virtual_stage.size()) == virtual_stage_count());
+  PARASHIFT_ASSERT(static_cast<int>(micro_batches_per_replica.size()) == plan.dp);
+  PARASHIFT_ASSERT(static_cast<int>(stage_fixed_ns.size()) == plan.pp);
 }
 
 int JobModel::stage_layers(int stage) const {

@@ -1,7 +1,7 @@
 #include "core/controller/pipeline_model.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -105,7 +105,7 @@ std::vector<int> marginal_allocation(const std::vector<int>& start, const std::v
 std::vector<int> balanced_stage_layers(const std::vector<double>& cost_ns,
                                        const std::vector<double>& fixed_ns, int layers,
                                        int min_layers, const std::vector<int>& max_layers) {
-  assert(cost_ns.size() == fixed_ns.size() && cost_ns.size() == max_layers.size());
+  PARASHIFT_ASSERT(cost_ns.size() == fixed_ns.size() && cost_ns.size() == max_layers.size());
   const std::vector<int> start(cost_ns.size(), min_layers);
   auto time = [&](std::size_t s, int k) { return fixed_ns[s] + k * cost_ns[s]; };
   // min_layers everywhere is the only allocation known to respect `start`.

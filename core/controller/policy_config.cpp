@@ -1,6 +1,6 @@
 #include "core/controller/policy_config.hpp"
 
-#include <cassert>
+#include "core/assert.hpp"
 #include <cmath>
 #include <sstream>
 
@@ -53,7 +53,7 @@ std::string KnobSpec::expected() const {
 
 double ModuleConfig::knob(const std::string& knob_name) const {
   const auto it = knobs.find(knob_name);
-  assert(it != knobs.end() && "knob not registered for this module");
+  PARASHIFT_ASSERT(it != knobs.end(), "knob not registered for this module");
   return it->second;
 }
 

@@ -1,6 +1,6 @@
 #include "core/controller/policy_registry.hpp"
 
-#include <cassert>
+#include "core/assert.hpp"
 #include <limits>
 
 #include "core/controller/balancer.hpp"
@@ -9,7 +9,7 @@
 namespace parashift::core {
 
 void PolicyRegistry::add(ModuleSpec spec) {
-  assert(find(spec.name) == nullptr && "policy module registered twice");
+  PARASHIFT_ASSERT(find(spec.name) == nullptr, "policy module registered twice: ", spec.name);
   modules_.push_back(std::move(spec));
 }
 

@@ -1,7 +1,7 @@
 #include "core/controller/state_estimate.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 #include <cmath>
 
 #include "core/controller/policy_config.hpp"
@@ -41,7 +41,7 @@ double small_median(const double* v, std::size_t n) {
 }  // namespace
 
 StateEstimate::StateEstimate(const ParallelPlan& plan, int window) : window_(window) {
-  assert(window >= 1 && window <= kMaxWindow);
+  PARASHIFT_ASSERT(window >= 1 && window <= kMaxWindow);
   const RankLayout layout(plan);
   const auto ranks = static_cast<std::size_t>(layout.ranks());
   stage_of_rank_.resize(ranks);
@@ -94,7 +94,7 @@ const std::vector<double>& StateEstimate::exposed_comm_ns() const {
 
 void StateEstimate::add(const StepReport& report, const JobModel& job) {
   const std::size_t ranks = stage_of_rank_.size();
-  assert(report.rank_compute_ns.size() == ranks);
+  PARASHIFT_ASSERT(report.rank_compute_ns.size() == ranks, "ranks=", ranks, " reported ", report.rank_compute_ns.size());
   const auto slot = static_cast<std::size_t>(samples_ % window_);
   const auto w = static_cast<std::size_t>(window_);
   // u = (compute / m_d - fixed_s) / n_s, with the reciprocals taken once per

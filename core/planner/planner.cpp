@@ -1,7 +1,7 @@
 #include "core/planner/planner.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 #include <chrono>
 
 #include "core/cost/memory.hpp"
@@ -134,7 +134,7 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
   std::int64_t faster_than_reference = 0;
   space.for_each([&](const ParallelPlan& plan) {
     ++stats.enumerated;
-    assert(plan.problems(in.model, in.seq_len, in.cluster.gpus).empty());
+    PARASHIFT_ASSERT(plan.problems(in.model, in.seq_len, in.cluster.gpus).empty());
     if (result.reference && same_plan(plan, result.reference->ranked.plan)) {
       result.reference->in_space = true;
     }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
+#include "core/input_file.hpp"
 
 namespace parashift::core {
 
@@ -129,11 +130,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file)
 }
 
 ModelSpec load_hf_config(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file.string() + ": cannot open config.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_hf_config(text.str(), file.string());
+  return parse_hf_config(read_input_file(file, "config.json"), file.string());
 }
 
 }  // namespace parashift::core

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
+#include "core/input_file.hpp"
 #include "hw/calib/collective_calibration.hpp"
 #include "hw/cpu/gemm_probe.hpp"
 #include "hw/device/host_kernels.hpp"
@@ -145,11 +146,10 @@ core::DeviceSpec device_from_profile(const CalibrationProfile& p) {
 }
 
 CalibrationProfile load_calibration(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw core::InputError(file.string() + ": cannot open calibration profile");
+  const std::string text = core::read_input_file(file, "calibration profile");
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw core::InputError(file.string() + ": malformed JSON (" + e.what() + ")");
   }

@@ -99,7 +99,7 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
       seed_(seed),
       options_(std::move(options)),
       world_(world),
-      store_(options_.shm_root, options_.job, world.rank() / ranks_per_node()) {
+      store_(options_.shm_root, options_.job, world.rank() / ranks_per_node(), plan.label()) {
   keep_freed_host_memory();  // iterations reuse their buffers instead of faulting them in
   if (world.size() != plan.gpus())
     throw core::InputError("plan: tp*pp*dp*cp=" + std::to_string(plan.gpus()) +

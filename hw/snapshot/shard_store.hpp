@@ -1,10 +1,12 @@
 // Snapshot shards in a node's shared memory (/dev/shm, a tmpfs): they outlive
 // the worker process that wrote them (a kill -9 included) and vanish with the
-// node. One directory per job and node:
-//   <root>/parashift-<job>/node<k>/r<rank>-v<version>.shard    a rank's own shard
+// node. One directory per job and node, both owner-only (0700):
+//   <root>/parashift-<job>/node<k>/r<rank>-v<version>.shard    a rank's own shard (0600)
 //   <root>/parashift-<job>/node<k>/r<rank>-v<version>.replica  a copy of another node's rank
 // A file is written under a temporary name and renamed, so a name that exists
-// is complete; its header carries a checksum that read() verifies.
+// is complete. Its header names the job, rank, version, kind and plan, and a
+// SHA-256 over header and payload (OpenSSL EVP); read() refuses a shard whose
+// header names anything else, that is truncated, or whose hash differs.
 #pragma once
 
 #include <cstddef>
@@ -18,13 +20,26 @@ namespace parashift::hw {
 
 enum class ShardKind { Own, Replica };
 
+/// What inspect() found: the payload of a trusted shard, or why it was refused.
+struct ShardRead {
+  std::optional<std::vector<std::byte>> payload;
+  std::string refused;  // empty when payload is set, e.g. "written by job 'b', not 'a'"
+};
+
 class ShardStore {
  public:
-  ShardStore(std::filesystem::path root, std::string job, int node);
+  /// `plan` names the plan the shards belong to (ParallelPlan::label()); a
+  /// shard written under another plan is refused.
+  ShardStore(std::filesystem::path root, std::string job, int node, std::string plan = "");
 
+  /// Writes the shard 0600 into the node directory (made 0700 on first use).
+  /// Throws HwError when the directory is not this user's alone or cannot be written.
   void write(int rank, long long version, ShardKind kind, std::span<const std::byte> payload) const;
-  /// The payload, or nothing when the file is missing, torn or fails its checksum.
+  /// The payload, or nothing when the file is missing or refused (see inspect).
   std::optional<std::vector<std::byte>> read(int rank, long long version, ShardKind kind) const;
+  /// The payload, or the reason the shard is not trusted: missing, another
+  /// job, rank, version, kind or plan, truncated, trailing bytes, hash mismatch.
+  ShardRead inspect(int rank, long long version, ShardKind kind) const;
   /// Versions with a file of this rank and kind, newest first (names only).
   std::vector<long long> versions(int rank, ShardKind kind) const;
   /// Deletes all but the newest `keep` versions of this rank and kind.
@@ -37,6 +52,8 @@ class ShardStore {
 
  private:
   std::filesystem::path dir_;
+  std::string job_;
+  std::string plan_;
 };
 
 /// The newest version every rank can restore: available[r] lists the versions

@@ -1,7 +1,7 @@
 #include "sim/network/double_tree.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 
 namespace parashift::sim {
 namespace {
@@ -29,7 +29,7 @@ void fill_depths(RankTree& tree) {
 }  // namespace
 
 RankTree nccl_binary_tree(int ranks) {
-  assert(ranks >= 1);
+  PARASHIFT_ASSERT(ranks >= 1);
   RankTree tree;
   tree.parent.resize(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) tree.parent[r] = btree_parent(r, ranks);
@@ -38,7 +38,7 @@ RankTree nccl_binary_tree(int ranks) {
 }
 
 std::array<RankTree, 2> nccl_double_binary_tree(int ranks) {
-  assert(ranks >= 1);
+  PARASHIFT_ASSERT(ranks >= 1);
   std::array<RankTree, 2> trees{nccl_binary_tree(ranks), RankTree{}};
   RankTree& second = trees[1];
   second.parent.resize(static_cast<std::size_t>(ranks));

@@ -1,7 +1,7 @@
 #include "sim/network/flow_network.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -144,7 +144,7 @@ std::uint32_t FlowNetwork::allocate_slot() {
     free_slots_.pop_back();
     return slot;
   }
-  assert(flows_.size() < kSlotMask && "too many concurrent flows");
+  PARASHIFT_ASSERT(flows_.size() < kSlotMask, "too many concurrent flows: ", flows_.size());
   flows_.emplace_back();
   return static_cast<std::uint32_t>(flows_.size() - 1);
 }
@@ -167,7 +167,7 @@ void FlowNetwork::detach(std::uint32_t slot) {
     const topo::LinkId id = f.links[i];
     Link& l = links_[id];
     const std::uint32_t at = f.pos[i];
-    assert(l.flows[at] == slot);
+    PARASHIFT_ASSERT(l.flows[at] == slot);
     const std::uint32_t moved = l.flows.back();
     l.flows[at] = moved;
     l.flows.pop_back();

@@ -1,7 +1,7 @@
 #include "sim/network/max_min.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/assert.hpp"
 
 namespace parashift::sim {
 
@@ -12,14 +12,14 @@ void MaxMinProblem::clear() {
 }
 
 int MaxMinProblem::add_link(double capacity_Bps) {
-  assert(capacity_Bps >= 0 && "link capacity must be >= 0");
+  PARASHIFT_ASSERT(capacity_Bps >= 0, "link capacity must be >= 0");
   capacity_Bps_.push_back(capacity_Bps);
   return link_count() - 1;
 }
 
 int MaxMinProblem::add_flow(std::span<const int> links) {
   for (const int l : links) {
-    assert(l >= 0 && l < link_count() && "flow crosses an unknown link");
+    PARASHIFT_ASSERT(l >= 0 && l < link_count(), "flow crosses an unknown link");
     flow_links_.push_back(l);
   }
   flow_begin_.push_back(flow_links_.size());
@@ -94,7 +94,7 @@ void solve_max_min(const MaxMinProblem& problem, std::vector<double>& rates_Bps,
         }
       }
     }
-    assert(s.unfrozen[l] == 0);
+    PARASHIFT_ASSERT(s.unfrozen[l] == 0);
     // One fresh heap entry per link whose share changed (not one per flow).
     for (const int m : s.touched_links) {
       s.touched[m] = 0;

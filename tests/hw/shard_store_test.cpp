@@ -1,10 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
+#include "hw/hw_error.hpp"
 #include "hw/snapshot/byte_stream.hpp"
 #include "hw/snapshot/shard_store.hpp"
+#include "tests/temp_dir.hpp"
 
 using namespace parashift;
 namespace fs = std::filesystem;
@@ -12,10 +16,20 @@ namespace fs = std::filesystem;
 namespace {
 
 struct TempRoot {
-  fs::path path =
-      fs::temp_directory_path() / ("parashift-store-test-" + std::to_string(::getpid()));
-  ~TempRoot() { fs::remove_all(path); }
+  test::TempDir dir{"parashift-store-test"};
+  fs::path path = dir.path();
 };
+
+int mode_of(const fs::path& p) {
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return static_cast<int>(st.st_mode & 0777);
+}
+
+std::vector<char> file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
   std::vector<std::byte> out;
@@ -57,6 +71,92 @@ TEST_CASE("a torn or corrupted shard reads as missing") {
     f.put('\x7f');  // payload byte 4 -> 127: the checksum no longer matches
   }
   CHECK_FALSE(store.read(0, 2, hw::ShardKind::Own).has_value());
+  CHECK(store.inspect(0, 1, hw::ShardKind::Own).refused == "truncated: 3 of 4 payload bytes");
+  CHECK(store.inspect(0, 2, hw::ShardKind::Own).refused ==
+        "content hash (SHA-256) mismatch: corrupted or tampered");
+  CHECK(store.inspect(0, 3, hw::ShardKind::Own).refused == "missing");
+}
+
+TEST_CASE("shards are owner-only: files 0600 in job and node directories 0700") {
+  TempRoot root;
+  const hw::ShardStore store(root.path, "job3", 0, "tp1-pp2-dp1");
+  store.write(0, 1, hw::ShardKind::Own, bytes_of({1}));
+  CHECK(mode_of(store.path_of(0, 1, hw::ShardKind::Own)) == 0600);
+  CHECK(mode_of(store.node_dir()) == 0700);
+  CHECK(mode_of(hw::ShardStore::job_dir(root.path, "job3")) == 0700);
+  // A job directory left open to others (an older run, a wide umask) is closed again.
+  fs::permissions(store.node_dir(), fs::perms::all);
+  store.write(0, 2, hw::ShardKind::Own, bytes_of({2}));
+  CHECK(mode_of(store.node_dir()) == 0700);
+}
+
+TEST_CASE("a shard of another job, rank, version, kind or plan is refused") {
+  TempRoot root;
+  const hw::ShardStore mine(root.path, "jobA", 0, "tp1-pp2-dp1");
+  const auto own = [&](int rank, long long version) {
+    return mine.path_of(rank, version, hw::ShardKind::Own);
+  };
+  // Another job's valid shard (its hash matches), copied under this job's name.
+  const hw::ShardStore other_job(root.path, "jobB", 0, "tp1-pp2-dp1");
+  other_job.write(0, 5, hw::ShardKind::Own, bytes_of({7, 7}));
+  fs::create_directories(mine.node_dir());
+  fs::copy_file(other_job.path_of(0, 5, hw::ShardKind::Own), own(0, 5));
+  CHECK_FALSE(mine.read(0, 5, hw::ShardKind::Own).has_value());
+  CHECK(mine.inspect(0, 5, hw::ShardKind::Own).refused == "written by job 'jobB', not 'jobA'");
+  // The same job under another plan (tp2 instead of tp1).
+  const hw::ShardStore other_plan(root.path, "jobA", 0, "tp2-pp1-dp1");
+  other_plan.write(0, 6, hw::ShardKind::Own, bytes_of({1}));
+  CHECK(mine.inspect(0, 6, hw::ShardKind::Own).refused ==
+        "written under plan 'tp2-pp1-dp1', not 'tp1-pp2-dp1'");
+  CHECK(other_plan.read(0, 6, hw::ShardKind::Own) == bytes_of({1}));
+  // Rank 1's shard renamed to rank 0's; version 7 renamed to version 8.
+  mine.write(1, 7, hw::ShardKind::Own, bytes_of({3}));
+  fs::copy_file(own(1, 7), own(0, 7));
+  CHECK(mine.inspect(0, 7, hw::ShardKind::Own).refused == "written for rank 1, not 0");
+  fs::copy_file(own(1, 7), own(1, 8));
+  CHECK(mine.inspect(1, 8, hw::ShardKind::Own).refused == "holds version 7, not 8");
+  // A replica put where the own shard belongs.
+  mine.write(1, 9, hw::ShardKind::Replica, bytes_of({4}));
+  fs::copy_file(mine.path_of(1, 9, hw::ShardKind::Replica), own(1, 9));
+  CHECK(mine.inspect(1, 9, hw::ShardKind::Own).refused == "is a replica under another kind's name");
+  CHECK(mine.read(1, 9, hw::ShardKind::Replica) == bytes_of({4}));
+}
+
+TEST_CASE("a tampered header, extra bytes or a foreign file is refused") {
+  TempRoot root;
+  const hw::ShardStore store(root.path, "job4", 0, "p");
+  store.write(0, 1, hw::ShardKind::Own, bytes_of({1, 2}));
+  const auto path = store.path_of(0, 1, hw::ShardKind::Own);
+  const std::vector<char> good = file_bytes(path);
+  {
+    // The job name's first letter, 'j' at offset 16 (8 magic + 8 length), becomes 'k':
+    // the header is hashed with the payload, so the hash no longer matches.
+    std::vector<char> bad = good;
+    bad[16] = 'k';
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(bad.data(), std::ssize(bad));
+  }
+  CHECK(store.inspect(0, 1, hw::ShardKind::Own).refused ==
+        "content hash (SHA-256) mismatch: corrupted or tampered");
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(good.data(), std::ssize(good));
+    out.put('x');
+  }
+  CHECK(store.inspect(0, 1, hw::ShardKind::Own).refused == "1 trailing bytes after the payload");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "PSHARD01 an old-format shard";
+  CHECK(store.inspect(0, 1, hw::ShardKind::Own).refused ==
+        "not a parashift shard of this format (magic PSHARD02)");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "PSHARD02";
+  CHECK(store.inspect(0, 1, hw::ShardKind::Own).refused == "truncated header");
+}
+
+TEST_CASE("a job directory that is a link or another user's is not written into") {
+  TempRoot root;
+  fs::create_directories(root.path / "elsewhere");
+  fs::create_directory_symlink(root.path / "elsewhere", root.path / "parashift-job5");
+  const hw::ShardStore store(root.path, "job5", 0);
+  CHECK_THROWS_AS(store.write(0, 1, hw::ShardKind::Own, bytes_of({1})), hw::HwError);
+  CHECK(fs::is_empty(root.path / "elsewhere"));
 }
 
 TEST_CASE("the newest version every rank can restore") {

@@ -62,7 +62,7 @@ TEST_CASE("a rebalance keeps the global batch and moves no state") {
   CHECK(skewed == 72'000'000);
   CHECK(backend.micro_batches_per_replica(s.plan) == std::vector<int>{3, 1});
   CHECK_THROWS_AS(backend.apply({core::RebalanceDirective{{3, 2}}, "bad", 0}),
-                  std::invalid_argument);
+                  core::InputError);
 }
 
 TEST_CASE("a snapshot and a restore each stall the next iteration for one rank's state copy") {

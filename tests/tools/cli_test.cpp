@@ -13,6 +13,7 @@
 
 #include "cli_harness.hpp"
 #include "core/scenario/scenario.hpp"
+#include "tests/temp_dir.hpp"
 #ifdef PARASHIFT_HAVE_CUDA
 #include "hw/cuda/cuda_probe.hpp"
 #endif
@@ -20,6 +21,11 @@
 namespace {
 
 const std::string kData = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/";
+#ifdef PARASHIFT_HAVE_CUDA
+constexpr bool kCudaBuild = true;
+#else
+constexpr bool kCudaBuild = false;
+#endif
 
 using Result = parashift::test::CliResult;
 
@@ -35,7 +41,7 @@ std::string read_file(const std::string& path) {
 }
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("parashift-test-" + name)).string();
+  return parashift::test::process_temp_dir().file(name).string();
 }
 
 int lines(const std::string& text) {
@@ -157,10 +163,6 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
        "run.network (set on the command line): expected one of maxmin, path, found 'ideal'"},
       {{"simulate", kData + "small.yaml", "--set", "run.network=path", "--links", "/tmp/x.csv"},
        "--links needs the max-min network"},
-      {{"simulate", kData + "small.yaml", "--trace", "/nonexistent/dir/t.json"},
-       "--trace /nonexistent/dir/t.json: folder '/nonexistent/dir' does not exist"},
-      {{"simulate", kData + "small.yaml", "--json", "/nonexistent/dir/s.json"},
-       "--json /nonexistent/dir/s.json: folder '/nonexistent/dir' does not exist"},
       {{"simulate", kData + "small.yaml", "--links", std::filesystem::temp_directory_path()},
        ": is a folder; expected a file name"},
       {{"simulate", kData + "small.yaml", "--set",
@@ -172,10 +174,6 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
        "--days: expected a number of days > 0 and <= 3650, found '0'"},
       {{"faults", kData + "small.yaml", "--days", "soon"},
        "--days: expected a number of days, found 'soon'"},
-      {{"faults", kData + "small.yaml", "--json", "/nonexistent/dir/f.json"},
-       "--json /nonexistent/dir/f.json: folder '/nonexistent/dir' does not exist"},
-      {{"topo", "rail-fat-tree", "--param", "nodes=2", "--dot", "/nonexistent/dir/t.dot"},
-       "--dot /nonexistent/dir/t.dot: folder '/nonexistent/dir' does not exist"},
       {{"run", kData + "small.yaml", "--backend", "sim", "--math", "tf32"},
        "--math: only with --backend cuda"},
       {{"run", kData + "small.yaml", "--backend", "hw", "--device", "1"},
@@ -222,7 +220,7 @@ TEST_CASE("calibrate --backend cuda on a machine without a GPU: one clear line a
 #endif
   const Result r = cli({"calibrate", "--backend", "cuda", "--quick"});
   INFO(r.err);
-  CHECK(r.status == 2);
+  CHECK(r.status == (kCudaBuild ? 3 : 2));  // no GPU is the environment; no CUDA build, input
   CHECK(lines(r.err) == 1);
 #ifdef PARASHIFT_HAVE_CUDA
   CHECK(r.err.find("--backend cuda: no CUDA device (0 visible") != std::string::npos);
@@ -237,7 +235,7 @@ TEST_CASE("run --backend cuda without the GPU it names: one clear line and exit 
   const Result r = cli({"run", std::string(PARASHIFT_SOURCE_DIR) + "/tests/hw/data/gpu-1rank.yaml",
                         "--backend", "cuda", "--device", "7"});
   INFO(r.err);
-  CHECK(r.status == 2);
+  CHECK((r.status == 2 || (kCudaBuild && r.status == 3)));  // 3: no GPU at all
   CHECK(lines(r.err) == 1);
 #ifdef PARASHIFT_HAVE_CUDA
   // This machine has no GPU, or a few: device 7 is not there (or none is).

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/temp_dir.hpp"
 #include "tools/cli/command.hpp"
 
 namespace {
@@ -25,7 +26,7 @@ TEST_CASE("golden: default scenario JSON is unchanged") {
   const std::string source = PARASHIFT_SOURCE_DIR;
   const std::string golden = source + "/tests/golden/default.json";
   const std::string produced =
-      (std::filesystem::temp_directory_path() / "parashift-golden-default.json").string();
+      parashift::test::process_temp_dir().file("golden-default.json").string();
   const std::string scenario = source + "/scenarios/default.yaml";
   const char* argv[] = {"parashift", "simulate", scenario.c_str(), "--json", produced.c_str()};
   std::ostringstream out, err;

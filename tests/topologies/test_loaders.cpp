@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "tests/temp_dir.hpp"
 #include "topo_test_util.hpp"
 
 namespace parashift::topo {
@@ -30,8 +31,7 @@ bool starts_with(const std::string& text, const std::string& prefix) {
 
 // Writes `t` as DOT to a temporary file and loads it back.
 Topology round_trip(const Topology& t, const std::string& name) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("parashift_topo_" + std::to_string(::getpid()) + "_" + name + ".dot");
+  const auto path = parashift::test::process_temp_dir().file(name + ".dot");
   {
     std::ofstream out(path);
     write_dot(t, out);

@@ -14,7 +14,9 @@ void check_cuda_devices(int device) {
   const int visible = static_cast<int>(probe.devices.size());
   const std::string seen =
       std::to_string(visible) + " visible" + (probe.note.empty() ? "" : ": " + probe.note);
-  if (visible == 0) throw core::InputError("--backend cuda: no CUDA device (" + seen + ")");
+  if (visible == 0)
+    throw core::EnvironmentError("--backend cuda: no CUDA device (" + seen + ")",
+                                 "run on a machine with a GPU, or use --backend hw");
   if (device >= visible)
     throw core::InputError("--device " + std::to_string(device) + ": no such CUDA device (" + seen +
                            ")");

@@ -8,7 +8,7 @@ namespace parashift::tools {
 
 void write_json_file(const std::string& path, const nlohmann::json& value) {
   std::ofstream file(path);
-  if (!file) throw core::InputError(path + ": cannot open for writing");
+  if (!file) throw core::unwritable_path(path);
   file << value.dump(2) << "\n";
   if (!file) throw core::InputError(path + ": write failed");
 }

@@ -2,9 +2,8 @@
 #include <exception>
 #include <string>
 
-#include "core/input_error.hpp"
+#include "core/errors.hpp"
 #include "tools/cli/command.hpp"
-#include "topologies/topology.hpp"
 
 #ifndef PARASHIFT_VERSION
 #define PARASHIFT_VERSION "0.0.0"
@@ -25,6 +24,23 @@ bool first_rank_or_alone() {
 }
 
 }  // namespace
+
+int report_error(const std::exception& error, std::ostream& err) {
+  const auto* known = dynamic_cast<const core::Error*>(&error);
+  const int status = known != nullptr ? known->exit_status() : 1;
+  if (status == 1) {
+    // Not the user's doing: every rank reports it, so a bug on one rank is seen.
+    err << "parashift: internal error: " << error.what() << "\n";
+    return 1;
+  }
+  if (!first_rank_or_alone()) return status;
+  err << "parashift: error: " << error.what();
+  if (const auto* env = dynamic_cast<const core::EnvironmentError*>(&error)) {
+    if (!env->remedy().empty()) err << " (" << env->remedy() << ")";
+  }
+  err << "\n";
+  return status;
+}
 
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{
@@ -65,15 +81,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } catch (const CLI::ParseError& e) {
     if (first_rank_or_alone()) err << "parashift: error: " << e.what() << " (see --help)\n";
     return 2;
-  } catch (const core::InputError& e) {
-    if (first_rank_or_alone()) err << "parashift: error: " << e.what() << "\n";
-    return 2;
-  } catch (const topo::TopologyError& e) {
-    if (first_rank_or_alone()) err << "parashift: error: " << e.what() << "\n";
-    return 2;
   } catch (const std::exception& e) {
-    err << "parashift: internal error: " << e.what() << "\n";
-    return 1;
+    return report_error(e, err);
   }
   return ctx.status;
 }

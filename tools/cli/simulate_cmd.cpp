@@ -31,7 +31,7 @@ struct SimulateOptions {
 
 std::ofstream open_output(const std::string& path) {
   std::ofstream file(path);
-  if (!file) throw core::InputError(path + ": cannot open for writing");
+  if (!file) throw core::unwritable_path(path);
   return file;
 }
 

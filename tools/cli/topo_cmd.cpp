@@ -99,7 +99,7 @@ void add_topo_command(CLI::App& app, CliContext& ctx) {
     describe(ctx.out, t, opts->source);
     if (!opts->dot_path.empty()) {
       std::ofstream file(opts->dot_path);
-      if (!file) throw core::InputError(opts->dot_path + ": cannot open for writing");
+      if (!file) throw core::unwritable_path(opts->dot_path);
       topo::write_dot(t, file);
     }
   });

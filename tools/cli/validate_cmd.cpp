@@ -12,11 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/input_error.hpp"
+#include "core/errors.hpp"
 #include "core/validation/cross_validation.hpp"
 #include "core/validation/ranking.hpp"
 #include "core/validation/validation_report.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/output_path.hpp"
 
 namespace parashift::tools {
 
@@ -192,6 +193,7 @@ void run_validate(const ValidateOptions& opt, CliContext& ctx) {
     throw core::InputError("--cv: expected 'group' (leave one source group out), found '" +
                            opt.cv + "'");
   }
+  check_output_path("--json", opt.json_path);
   const core::ValidationReport report = core::validate_csv_files(opt.csv_paths);
   std::vector<core::PublishedRun> runs;
   for (const auto& r : report.rows) runs.push_back(r.run);
@@ -206,7 +208,7 @@ void run_validate(const ValidateOptions& opt, CliContext& ctx) {
   for (const auto& message : lonely) ctx.err << "bad group: " << message << "\n";
   if (!opt.json_path.empty()) {
     std::ofstream file(opt.json_path);
-    if (!file) throw core::InputError(opt.json_path + ": cannot open for writing");
+    if (!file) throw core::unwritable_path(opt.json_path);
     file << to_json(report, analysis).dump(2) << "\n";
     if (!file) throw core::InputError(opt.json_path + ": write failed");
   }

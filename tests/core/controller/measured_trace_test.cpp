@@ -20,6 +20,7 @@
 #include "contract_support.hpp"
 #include "core/controller/controller.hpp"
 #include "fake_backend.hpp"
+#include "tests/temp_dir.hpp"
 
 using namespace parashift;
 
@@ -174,7 +175,7 @@ TEST_CASE("measured runs with one GPU slowed 1.5x and 2x, replayed: named as the
 }
 
 TEST_CASE("a recorded trace with a bad line is refused naming the file and line") {
-  const auto path = (std::filesystem::temp_directory_path() / "parashift_bad_trace.csv").string();
+  const auto path = parashift::test::process_temp_dir().file("bad_trace.csv").string();
   auto error = [&](const std::string& text) {
     std::ofstream(path) << text;
     try {

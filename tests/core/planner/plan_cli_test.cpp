@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../tools/cli_harness.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace {
 
@@ -46,8 +47,7 @@ TEST_CASE("plan: prints the ranking, the scenario plan and why the best wins") {
 }
 
 TEST_CASE("plan: --pin restricts the search and --json writes the same result") {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "parashift-test-plan.json").string();
+  const std::string path = parashift::test::process_temp_dir().file("plan.json").string();
   const Result r = cli({"plan", kScenario, "--pin", "plan.tp=2", "--pin", "pp=1", "--json", path});
   INFO(r.err);
   REQUIRE(r.status == 0);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../tools/cli_harness.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using parashift::test::run_parashift;
@@ -44,7 +45,7 @@ faults:
 )";
 
 fs::path write_file(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "parashift-faults-test";
+  const fs::path dir = parashift::test::process_temp_dir().path();
   fs::create_directories(dir);
   const fs::path file = dir / name;
   std::ofstream(file) << text;

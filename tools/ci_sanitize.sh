@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# CI's sanitizer runs (tools/test.sh calls this when PARASHIFT_CI=1, as .ci/run sets):
+#   build-asan: the whole test suite (ctest -LE timing) under AddressSanitizer +
+#               UndefinedBehaviorSanitizer; any report fails the run;
+#   build-tsan: the thread-communicator (test_hw) and controller suites under
+#               ThreadSanitizer.
+# Benchmarks and the CUDA flavour are left out (CMakePresets.json: asan, tsan).
+# Usage: tools/ci_sanitize.sh [asan|tsan]   (default both)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=${PARASHIFT_JOBS:-$(nproc)}
+which=${1:-all}
+
+# Reports stop the test that hit them (non-zero exit); leaks in OpenMPI's own
+# start-up are not ours (tools/ci_lsan.supp).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tools/ci_lsan.supp:print_suppressions=0}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# OpenMPI refuses to start as root without these (CI containers run as root).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+stage() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "parashift ci: $name took $((SECONDS - start)) s"
+}
+
+if [[ $which == all || $which == asan ]]; then
+  stage "asan configure" cmake --preset asan >/dev/null
+  stage "asan build" cmake --build build-asan -j "$jobs"
+  stage "asan tests" ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE timing
+fi
+
+if [[ $which == all || $which == tsan ]]; then
+  stage "tsan configure" cmake --preset tsan >/dev/null
+  stage "tsan build" cmake --build build-tsan -j "$jobs" --target test_hw test_controller
+  # setarch -R: TSan of GCC 12 needs the address layout without randomisation
+  # on kernels with high mmap entropy; fall back to a plain run where it is missing.
+  run=()
+  if setarch "$(uname -m)" -R true 2>/dev/null; then run=(setarch "$(uname -m)" -R); fi
+  stage "tsan thread communicator" "${run[@]}" build-tsan/tests/hw/test_hw
+  stage "tsan controller" "${run[@]}" build-tsan/tests/core/controller/test_controller
+fi
