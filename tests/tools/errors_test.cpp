@@ -81,6 +81,8 @@ TEST_CASE("an unwritable output path exits 3 from the command line") {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"simulate", small, "--json", "/nonexistent/dir/s.json"},
         std::vector<std::string>{"faults", small, "--json", "/nonexistent/dir/f.json"},
+        std::vector<std::string>{"sweep", small, "--grid", "plan.tp=1,2", "--csv",
+                                 "/nonexistent/dir/s.csv"},
         std::vector<std::string>{"topo", "rail-fat-tree", "--param", "nodes=2", "--dot",
                                  "/nonexistent/dir/t.dot"}}) {
     const auto e = test::run_parashift(args);

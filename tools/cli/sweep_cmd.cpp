@@ -150,9 +150,7 @@ Row run_point(const SweepOptions& opts, const std::vector<GridAxis>& axes, long 
     row.bubble_share = run.last.bubble_share;
     row.peak_memory_gib = run.last.peak_memory_bytes / core::gib(1);
     row.fits_memory = run.last.peak_memory_bytes <= scenario.device.hbm_bytes;
-  } catch (const core::InputError& e) {
-    row.status = e.what();
-  } catch (const topo::TopologyError& e) {
+  } catch (const core::InputError& e) {  // topology errors are input errors too
     row.status = e.what();
   }
   return row;
