@@ -81,8 +81,13 @@ ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_di
                                       fs::path(PARASHIFT_DATA_DIR) / "models"};
   for (const auto& dir : dirs) {
     const fs::path file = dir / (name + ".yaml");
-    std::error_code ec;  // a name too long for a path is an unknown preset, not a crash
-    if (name.find('/') != std::string::npos || !fs::exists(file, ec)) continue;
+    // A name too long for a path, with '/' or with a NUL (the path would end at
+    // the directory) is an unknown preset, not a crash.
+    std::error_code ec;
+    if (name.find_first_of(std::string("/\0", 2)) != std::string::npos ||
+        !fs::is_regular_file(file, ec)) {
+      continue;
+    }
     YAML::Node doc;
     try {
       doc = YAML::LoadFile(file.string());
