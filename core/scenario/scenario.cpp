@@ -170,6 +170,7 @@ TopologySource read_topology_source(YamlFields& cluster, const fs::path& dir) {
   }
   src.generator = fields.string("generator");
   for (const auto& entry : fields.node()) {
+    if (!entry.first.IsScalar()) fields.fail("?", "expected parameter names, found a map or list");
     const std::string key = entry.first.as<std::string>();
     if (key == "generator" || key == "file") continue;
     if (!entry.second.IsScalar()) {
