@@ -20,9 +20,13 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{64} << 20;
 /// The file's text. `what` names it in errors ("scenario file", "config.json").
 inline std::string read_input_file(const std::filesystem::path& file, const std::string& what,
                                    std::uintmax_t max_bytes = kMaxInputFileBytes) {
+  std::error_code ec;
+  // A directory opens as a stream on Linux and throws on the first read.
+  if (std::filesystem::is_directory(file, ec)) {
+    throw InputError(file.string() + ": cannot open " + what + " (it is a directory)");
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file.string() + ": cannot open " + what);
-  std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(file, ec);
   if (!ec && size > max_bytes) {
     throw InputError(file.string() + ": " + what + " of " + std::to_string(size) +

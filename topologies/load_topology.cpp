@@ -35,12 +35,15 @@ std::optional<T> parse_whole(const std::string& text) {
 constexpr std::uintmax_t kMaxTopologyFileBytes = std::uintmax_t{256} << 20;
 
 std::string read_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    throw TopologyError(file.string() + ": cannot open topology file (it is a directory)");
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    const std::string reason = std::filesystem::exists(file) ? "not readable" : "no such file";
+    const std::string reason = std::filesystem::exists(file, ec) ? "not readable" : "no such file";
     throw TopologyError(file.string() + ": cannot open topology file (" + reason + ")");
   }
-  std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(file, ec);
   if (!ec && size > kMaxTopologyFileBytes) {
     throw TopologyError(file.string() + ": topology file of " + std::to_string(size) +

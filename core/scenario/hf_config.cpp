@@ -91,7 +91,7 @@ ModelSpec parse_hf_config(const std::string& json_text, const std::string& file)
   json doc;
   try {
     doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e99999
     throw InputError(file + ": malformed JSON (" + std::string(e.what()) + ")");
   }
   if (!doc.is_object()) throw InputError(file + ": expected a JSON object");

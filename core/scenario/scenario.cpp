@@ -88,8 +88,13 @@ ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_di
                                       fs::path(PARASHIFT_DATA_DIR) / "models"};
   for (const auto& dir : dirs) {
     const fs::path file = dir / (name + ".yaml");
-    std::error_code ec;  // a name too long for a path is an unknown preset, not a crash
-    if (name.find('/') != std::string::npos || !fs::exists(file, ec)) continue;
+    // A name too long for a path, with '/' or with a NUL (the path would end at
+    // the directory) is an unknown preset, not a crash.
+    std::error_code ec;
+    if (name.find_first_of(std::string("/\0", 2)) != std::string::npos ||
+        !fs::is_regular_file(file, ec)) {
+      continue;
+    }
     YAML::Node doc;
     try {
       doc = YAML::LoadFile(file.string());
@@ -172,6 +177,7 @@ TopologySource read_topology_source(YamlFields& cluster, const fs::path& dir) {
   }
   src.generator = fields.string("generator");
   for (const auto& entry : fields.node()) {
+    if (!entry.first.IsScalar()) fields.fail("?", "expected parameter names, found a map or list");
     const std::string key = entry.first.as<std::string>();
     if (key == "generator" || key == "file") continue;
     if (!entry.second.IsScalar()) {

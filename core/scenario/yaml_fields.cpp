@@ -216,6 +216,7 @@ void YamlFields::fail_on_typo_of(const std::string& missing) const {
 
 void YamlFields::reject_unknown(const std::vector<std::string>& also_allowed) const {
   for (const auto& entry : map_) {
+    if (!entry.first.IsScalar()) fail("?", "expected field names, found a map or list as a key");
     const std::string key = entry.first.as<std::string>();
     if (read_.count(key) ||
         std::find(also_allowed.begin(), also_allowed.end(), key) != also_allowed.end()) {

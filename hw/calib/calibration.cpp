@@ -91,11 +91,22 @@ nlohmann::json to_json(const CalibrationProfile& p) {
 
 CalibrationProfile profile_from_json(const nlohmann::json& j, const std::string& where) {
   try {
+    // A whole number that fits an int (get<int>() of 6.4e11 is undefined behaviour).
+    const auto whole = [&where](const nlohmann::json& object, const char* key) {
+      const nlohmann::json& v = object.at(key);
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
+          v.get<std::int64_t>() > std::numeric_limits<int>::max()) {
+        throw core::InputError(where + ": '" + key + "': expected a whole number in 0.." +
+                               std::to_string(std::numeric_limits<int>::max()) + ", found " +
+                               v.dump());
+      }
+      return static_cast<int>(v.get<std::int64_t>());
+    };
     CalibrationProfile p;
     p.device = j.at("device").get<std::string>();
-    p.ranks = j.at("ranks").get<int>();
+    p.ranks = whole(j, "ranks");
     for (const auto& g : j.at("gemm"))
-      p.gemm.push_back({g.at("m").get<int>(), g.at("n").get<int>(), g.at("k").get<int>(),
+      p.gemm.push_back({whole(g, "m"), whole(g, "n"), whole(g, "k"),
                         g.at("flops_per_s").get<double>(), g.value("a_transposed", false),
                         g.value("b_transposed", false)});
     for (const auto& c : j.at("all_reduce"))
