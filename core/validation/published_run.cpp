@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/cost/work_profile.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/cluster_view.hpp"
 
@@ -134,11 +135,37 @@ class Row {
   std::optional<int> integer(Col col) const {
     const auto value = number(col);
     if (!value) return std::nullopt;
-    if (*value != std::floor(*value) || *value < 0 || *value > 1e9) {
-      throw BadCell(std::string("column ") + kColumns[col].name +
-                    ": expected a whole number, found '" + text(col) + "'");
+    const double most = largest(col);
+    if (*value != std::floor(*value) || *value < 0 || *value > most) {
+      throw BadCell(std::string("column ") + kColumns[col].name + ": expected a whole number " +
+                    "from 0 to " + std::to_string(static_cast<long long>(most)) + ", found '" +
+                    text(col) + "'");
     }
     return static_cast<int>(*value);
+  }
+
+  // Beyond any published run by orders of magnitude, and small enough that
+  // the cost model's integer nanoseconds cannot overflow.
+  static double largest(Col col) {
+    switch (col) {
+      case kLayers:
+      case kHeads:
+      case kKvHeads:
+      case kGpusPerNode:
+      case kVp:
+        return 4096;
+      case kHidden:
+        return 262'144;
+      case kFfnHidden:
+        return 1'048'576;
+      case kSeqLen:
+      case kVocab:
+        return 16'777'216;
+      case kMicroBatch:
+        return 65'536;
+      default:
+        return 16'777'216;  // GPUs, parallel sizes, global batch
+    }
   }
 
  private:
@@ -560,6 +587,15 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
     run.plan.validate(run.model, run.seq_len, run.gpus);
   } catch (const InputError& e) {
     return unrecognised(std::string("inconsistent configuration: ") + e.what());
+  }
+  // Sizes each in range can still multiply into an iteration of years; the
+  // model's FLOPs at the whole cluster's peak bound it from below.
+  constexpr double kLongestIterationAtPeak_s = 1e6;
+  const double at_peak_s = model_flops_per_iteration(run.model, run.plan, run.seq_len) /
+                           (run.gpus * device_preset(run.device).peak_bf16_flops_per_s);
+  if (!(at_peak_s <= kLongestIterationAtPeak_s) || run.plan.micro_batches() > 65'536) {
+    return unrecognised("sizes out of range: one iteration would take over 10^6 s at peak, or "
+                        "more than 65536 micro-batches per replica");
   }
   return out;
 }

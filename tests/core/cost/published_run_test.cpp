@@ -187,3 +187,21 @@ TEST_CASE("torchtitan FSDP with pipelining keeps parameters gathered (costs as Z
   CHECK(r.rows[0].run.plan.optimizer_sharding == OptimizerSharding::Distributed);
   CHECK(r.rows[1].run.plan.optimizer_sharding == OptimizerSharding::Fsdp);
 }
+
+TEST_CASE("out-of-range sizes are malformed or skipped, never predicted") {
+  const std::string row_prefix = "O,G,GPT,GPT-3 style,24,2048,16,16,8192,";
+  const std::string csv =
+      std::string(kHeader) +
+      // seq_len 819,252,128 (a fuzzer's row): over the 2^24 range of the column.
+      row_prefix + "819252128,51200,A100-SXM4-80GB,8,8,1,1,8,1,,1,64,,no,BF16,none,Megatron,,1.0,\n" +
+      // Each in range, but 2^24 sequences of 2^24 tokens: years per iteration at peak.
+      "P,G,GPT,GPT-3 style,4096,65536,512,512,262144,16777216,51200,A100-SXM4-80GB,8,8,1,1,8,1,,1,"
+      "16777216,,no,BF16,none,Megatron,,1.0,\n";
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "o.csv"), "o.csv");
+  CHECK(r.rows.empty());
+  REQUIRE(r.malformed.size() == 1);
+  CHECK(r.malformed[0].find("column seq_len: expected a whole number from 0 to 16777216") !=
+        std::string::npos);
+  REQUIRE(r.skipped.size() == 1);
+  CHECK(r.skipped[0].reason.find("sizes out of range") != std::string::npos);
+}
