@@ -5,6 +5,9 @@
 #   build-tsan: the thread-communicator (test_hw) and controller suites under
 #               ThreadSanitizer.
 # Benchmarks and the CUDA flavour are left out (CMakePresets.json: asan, tsan).
+# Warnings are errors in the ordinary build only: GCC 12's sanitizer
+# instrumentation reports false -Wuninitialized positives inside Boost's
+# headers (boost::optional in named_graph.hpp).
 # Usage: tools/ci_sanitize.sh [asan|tsan]   (default both)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -105,7 +105,8 @@ MemoryEstimate peak_memory(const ModelSpec& model, const ParallelPlan& plan, int
   const double layers = layers_on_first_stage(model, plan);
   // Stage 0 holds its layers and the (vocab-parallel) input embedding.
   const double layer_params = model.layer_params() / plan.tp;
-  const double params = layers * layer_params + model.vocab * static_cast<double>(model.hidden) / plan.tp;
+  const double params =
+      layers * layer_params + model.vocab * static_cast<double>(model.hidden) / plan.tp;
   const double dp = plan.dp;
   MemoryEstimate m;
   m.weights_bytes = kWeightBytes * params;

@@ -18,10 +18,10 @@ namespace parashift::core {
 
 /// One tuned share: which presets it applies to and its grid.
 struct TunedParameter {
-  const char* name;                   // "hopper.gemm_max"
-  std::vector<std::string> devices;   // device presets that use it
-  double ComputeEfficiency::*field;   // the share it sets
-  double lo = 0, hi = 0, step = 0;    // the grid: lo, lo + step, ..., hi
+  const char* name;                  // "hopper.gemm_max"
+  std::vector<std::string> devices;  // device presets that use it
+  double ComputeEfficiency::*field;  // the share it sets
+  double lo = 0, hi = 0, step = 0;   // the grid: lo, lo + step, ..., hi
   double prior() const { return 0.5 * (lo + hi); }
 };
 const std::vector<TunedParameter>& tuned_parameters();

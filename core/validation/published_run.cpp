@@ -10,8 +10,14 @@
 #include "core/cost/work_profile.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/cluster_view.hpp"
+#include "core/validation/text_match.hpp"
 
 namespace parashift::core {
+
+using text::has;
+using text::lower;
+using text::release_year;
+using text::trim;
 
 namespace {
 
@@ -88,24 +94,6 @@ constexpr std::array<ColumnName, kColumnCount> kColumns{{
     {"group", false},
     {"schedule", false},
 }};
-
-std::string lower(const std::string& text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return out;
-}
-
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
-
-bool has(const std::string& lowered, const char* word) {
-  return lowered.find(word) != std::string::npos;
-}
 
 // A cell that should hold a number but does not: the row is malformed.
 struct BadCell : std::runtime_error {
@@ -193,142 +181,12 @@ ColumnIndex::ColumnIndex(const std::vector<std::string>& header, const std::stri
   }
 }
 
-std::optional<double> leading_number(const std::string& raw) {
-  const std::string text = trim(raw);
-  if (text.empty()) return std::nullopt;
-  double value = 0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc() || ptr == begin || !std::isfinite(value)) return std::nullopt;
-  // Allow a trailing comment: "8192 (default cfg)", "40 GB".
-  if (ptr != end && !std::isspace(static_cast<unsigned char>(*ptr)) && *ptr != '(') {
-    return std::nullopt;
-  }
-  return value;
-}
-
-namespace {
-
-// A GPU named only by its dense BF16 peak ("312 TFLOP/s Ampere part"): the
-// preset with that peak, the smallest-memory variant's sibling as the
-// catalogue orders them (a100-80gb for 312, h100-sxm-80gb for 989).
-std::optional<std::string> device_for_peak(const std::string& lowered) {
-  const auto at = lowered.find("tflop");
-  if (at == std::string::npos) return std::nullopt;
-  std::size_t begin = at;
-  while (begin > 0 && (std::isdigit(static_cast<unsigned char>(lowered[begin - 1])) ||
-                       lowered[begin - 1] == '.' || lowered[begin - 1] == ' ')) {
-    --begin;
-  }
-  const auto peak = leading_number(lowered.substr(begin, at - begin));
-  if (!peak) return std::nullopt;
-  for (const char* name : {"a100-80gb", "h100-sxm-80gb"}) {
-    const double preset_tflops = device_preset(name).peak_bf16_flops_per_s / 1e12;
-    if (std::fabs(*peak - preset_tflops) <= 0.01 * preset_tflops) return std::string(name);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<std::string> device_for_gpu_type(const std::string& text, std::string* assumption) {
-  const std::string t = lower(text);
-  auto assume = [assumption](const std::string& what) {
-    if (assumption) *assumption = what;
-  };
-  if (has(t, "pcie") || has(t, " nvl")) return std::nullopt;  // no preset for PCIe / NVL parts
-  if (has(t, "a100")) {
-    if (has(t, "40gb") || has(t, "40 gb")) return "a100-40gb";
-    if (!has(t, "80gb") && !has(t, "80 gb")) assume("gpu_type=A100 80GB (size not stated)");
-    return "a100-80gb";
-  }
-  if (has(t, "h200")) return "h200";
-  if (has(t, "h100")) {
-    if (has(t, "96gb") || has(t, "96 gb") || has(t, "500 w") || has(t, "500w")) {
-      return "h100-96gb-500w";
-    }
-    if (!has(t, "sxm") && !has(t, "80gb") && !has(t, "80 gb")) {
-      assume("gpu_type=H100 SXM5 80GB (variant not stated)");
-    }
-    return "h100-sxm-80gb";
-  }
-  if (auto by_peak = device_for_peak(t)) {
-    assume("gpu_type named by its peak: " + *by_peak);
-    return by_peak;
-  }
-  return std::nullopt;
-}
-
-std::optional<Precision> precision_from_text(const std::string& text) {
-  const std::string t = lower(text);
-  if (has(t, "fp8") || has(t, "float8") || has(t, "e4m3")) return Precision::Fp8;
-  if (has(t, "bf16") || has(t, "bfloat16") || has(t, "fp16") || has(t, "float16") ||
-      has(t, "16-bit") || has(t, "16 bit") || has(t, "mixed precision")) {
-    return Precision::Bf16;
-  }
-  return std::nullopt;
-}
-
-std::optional<OptimizerSharding> sharding_from_text(const std::string& text) {
-  const std::string t = lower(text);
-  if (has(t, "fsdp") || has(t, "zero-3") || has(t, "zero3") || has(t, "zero stage 3") ||
-      has(t, "full shard")) {
-    return OptimizerSharding::Fsdp;
-  }
-  if (has(t, "distributed") || has(t, "zero-1") || has(t, "zero1") || has(t, "zero-2") ||
-      has(t, "zero2")) {
-    return OptimizerSharding::Distributed;
-  }
-  if (t == "none" || t == "no" || has(t, "ddp") || t == "off") return OptimizerSharding::None;
-  return std::nullopt;
-}
-
-std::optional<Recompute> recompute_from_text(const std::string& text) {
-  const std::string t = lower(text);
-  if (has(t, "selective") || has(t, "per-op") || has(t, "per op")) return Recompute::Selective;
-  // "implied" (a source whose FLOP count assumes recomputation without
-  // naming the mode) is Megatron's full recomputation of that era.
-  if (has(t, "full") || has(t, "implied")) return Recompute::Full;
-  if (t == "none" || t == "no" || t == "off" || t == "false") return Recompute::None;
-  return std::nullopt;
-}
-
-std::optional<bool> yes_no_from_text(const std::string& text) {
-  const std::string t = lower(trim(text));
-  if (t == "yes" || t == "y" || t == "true" || t == "on" || t == "1") return true;
-  if (t == "no" || t == "n" || t == "false" || t == "off" || t == "0") return false;
-  return std::nullopt;
-}
-
 ClusterView published_cluster(const DeviceSpec& device, int gpus, int gpus_per_node) {
   // The construction every other command uses (core/scenario/cluster_view.hpp).
   return cluster_view_of(device, gpus, gpus_per_node);
 }
 
 namespace {
-
-// The year of a framework release named in a cell: a four-digit year
-// (2019..2029) or a container version "YY.MM" ("NeMo Megatron 22.06"); 0
-// when none is found.
-int release_year(const std::string& lowered) {
-  for (std::size_t i = 0; i + 4 <= lowered.size(); ++i) {
-    if (i > 0 && std::isdigit(static_cast<unsigned char>(lowered[i - 1]))) continue;
-    auto digit = [&](std::size_t k) {
-      return k < lowered.size() && std::isdigit(static_cast<unsigned char>(lowered[k]));
-    };
-    if (digit(i) && digit(i + 1) && digit(i + 2) && digit(i + 3) && !digit(i + 4) &&
-        lowered.compare(i, 3, "201") >= 0 && lowered.compare(i, 3, "202") <= 0) {
-      return std::stoi(lowered.substr(i, 4));
-    }
-    if (digit(i) && digit(i + 1) && i + 2 < lowered.size() && lowered[i + 2] == '.' &&
-        digit(i + 3) && digit(i + 4) && !digit(i + 5)) {
-      const int yy = std::stoi(lowered.substr(i, 2));
-      if (yy >= 19 && yy <= 29) return 2000 + yy;
-    }
-  }
-  return 0;
-}
 
 // Software options implied by the framework cell and the notes.
 void apply_framework(const Row& row, PublishedRun& run) {
@@ -594,8 +452,9 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
   const double at_peak_s = model_flops_per_iteration(run.model, run.plan, run.seq_len) /
                            (run.gpus * device_preset(run.device).peak_bf16_flops_per_s);
   if (!(at_peak_s <= kLongestIterationAtPeak_s) || run.plan.micro_batches() > 65'536) {
-    return unrecognised("sizes out of range: one iteration would take over 10^6 s at peak, or "
-                        "more than 65536 micro-batches per replica");
+    return unrecognised(
+        "sizes out of range: one iteration would take over 10^6 s at peak, or "
+        "more than 65536 micro-batches per replica");
   }
   return out;
 }

@@ -11,7 +11,8 @@ namespace {
 std::vector<double> average_ranks(const std::vector<double>& x) {
   std::vector<std::size_t> order(x.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&x](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&x](std::size_t a, std::size_t b) { return x[a] < x[b]; });
   std::vector<double> rank(x.size());
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i;
@@ -71,8 +72,8 @@ std::vector<PlanGroupRanking> rank_plan_groups(const std::vector<PublishedRun>& 
     }
     const auto pick = static_cast<std::size_t>(
         std::max_element(predicted.begin(), predicted.end()) - predicted.begin());
-    const auto best = static_cast<std::size_t>(
-        std::max_element(measured.begin(), measured.end()) - measured.begin());
+    const auto best = static_cast<std::size_t>(std::max_element(measured.begin(), measured.end()) -
+                                               measured.begin());
     PlanGroupRanking g;
     g.group = runs[members.front()].group;
     g.plans = static_cast<int>(members.size());

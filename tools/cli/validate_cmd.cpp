@@ -190,8 +190,8 @@ nlohmann::json to_json(const core::ValidationReport& report, const Analysis& a) 
 
 void run_validate(const ValidateOptions& opt, CliContext& ctx) {
   if (!opt.cv.empty() && opt.cv != "group") {
-    throw core::InputError("--cv: expected 'group' (leave one source group out), found '" +
-                           opt.cv + "'");
+    throw core::InputError("--cv: expected 'group' (leave one source group out), found '" + opt.cv +
+                           "'");
   }
   check_output_path("--json", opt.json_path);
   const core::ValidationReport report = core::validate_csv_files(opt.csv_paths);

@@ -96,8 +96,8 @@ TEST_CASE("a Llama-3.1-70B recipe without recompute fits an 80 GB H100 with fuse
   // 20 layers x 4*(1 + 3/20) = 4.6 micro-batches -> 27.4 GB. Weights etc.:
   // (20 layers x 0.856e9 + 128256*8192)/4 = 4.54e9 params x (4 + 12/4) B = 31.8 GB.
   const MemoryEstimate mem = peak_memory(m, p, 8192);
-  CHECK(mem.activations_bytes == doctest::Approx(33'554'432.0 * (35.5 + 256.0 / 8192.0) / 4.0 *
-                                                  20.0 * 4.6));
+  CHECK(mem.activations_bytes ==
+        doctest::Approx(33'554'432.0 * (35.5 + 256.0 / 8192.0) / 4.0 * 20.0 * 4.6));
   CHECK(mem.total_bytes() < 80e9 * 0.95);
   // Unfused, the 5as/h = 5*64*4096/8192 = 160 term alone adds 160/4 per sbh
   // per layer, over 4x the fused activations: the plan no longer fits.

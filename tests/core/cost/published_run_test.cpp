@@ -193,7 +193,8 @@ TEST_CASE("out-of-range sizes are malformed or skipped, never predicted") {
   const std::string csv =
       std::string(kHeader) +
       // seq_len 819,252,128 (a fuzzer's row): over the 2^24 range of the column.
-      row_prefix + "819252128,51200,A100-SXM4-80GB,8,8,1,1,8,1,,1,64,,no,BF16,none,Megatron,,1.0,\n" +
+      row_prefix +
+      "819252128,51200,A100-SXM4-80GB,8,8,1,1,8,1,,1,64,,no,BF16,none,Megatron,,1.0,\n" +
       // Each in range, but 2^24 sequences of 2^24 tokens: years per iteration at peak.
       "P,G,GPT,GPT-3 style,4096,65536,512,512,262144,16777216,51200,A100-SXM4-80GB,8,8,1,1,8,1,,1,"
       "16777216,,no,BF16,none,Megatron,,1.0,\n";

@@ -54,5 +54,6 @@ TEST_CASE("plan groups: rank correlation and the loss from following the model's
                                             run("B", "g", 1.0)};
   const auto bad = single_row_groups(lonely);
   REQUIRE(bad.size() == 1);
-  CHECK(bad[0] == "g.csv:1 (Z): group 'solo' has one row; a ranking group needs at least two plans");
+  CHECK(bad[0] ==
+        "g.csv:1 (Z): group 'solo' has one row; a ranking group needs at least two plans");
 }
