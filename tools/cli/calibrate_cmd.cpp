@@ -15,6 +15,7 @@
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "hw/calib/calibration.hpp"
+#include "hw/calib/collective_calibration.hpp"
 #include "hw/calib/executor_kernels.hpp"
 #include "hw/calib/predict.hpp"
 #include "hw/device/host_kernels.hpp"
@@ -29,7 +30,6 @@
 #include <algorithm>
 
 #include "core/device_spec.hpp"
-#include "hw/calib/collective_calibration.hpp"
 #include "hw/cuda/cuda_calibration.hpp"
 #endif
 #if defined(PARASHIFT_HAVE_CUDA) && defined(PARASHIFT_HAVE_MPI)
