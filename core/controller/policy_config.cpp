@@ -95,7 +95,7 @@ PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& regist
   PolicyConfig config = default_policy_config(registry);
   const std::string expected = "window, " + registry.names();
   for (const auto& entry : policy.node()) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = policy.key_name(entry.first);
     if (key == "window") {
       const int window = policy.positive_int("window");
       if (window > kMaxWindow) {

@@ -177,8 +177,7 @@ TopologySource read_topology_source(YamlFields& cluster, const fs::path& dir) {
   }
   src.generator = fields.string("generator");
   for (const auto& entry : fields.node()) {
-    if (!entry.first.IsScalar()) fields.fail("?", "expected parameter names, found a map or list");
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = fields.key_name(entry.first);
     if (key == "generator" || key == "file") continue;
     if (!entry.second.IsScalar()) {
       fields.fail(key, "expected a scalar generator parameter");

@@ -76,6 +76,14 @@ void YamlFields::fail(const std::string& key, const std::string& what) const {
   throw InputError(where(key) + ": " + what);
 }
 
+std::string YamlFields::key_name(const YAML::Node& key_node) const {
+  if (!key_node.IsScalar()) {
+    throw InputError(yaml_location(file_, key_node) + (path_.empty() ? "top level" : path_) +
+                     ": expected field names, found a map or list as a key");
+  }
+  return key_node.Scalar();
+}
+
 void YamlFields::allow(const std::string& key) {
   known_.push_back(key);
   read_.insert(key);
@@ -207,7 +215,7 @@ std::string YamlFields::origin_of(const YAML::Node& key_node, const std::string&
 
 void YamlFields::fail_on_typo_of(const std::string& missing) const {
   for (const auto& entry : map_) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = key_name(entry.first);
     if (read_.count(key) || !looks_like(key, missing)) continue;
     throw InputError(origin_of(entry.first, key) + ": unknown field; did you mean '" + missing +
                      "'?");
@@ -216,8 +224,7 @@ void YamlFields::fail_on_typo_of(const std::string& missing) const {
 
 void YamlFields::reject_unknown(const std::vector<std::string>& also_allowed) const {
   for (const auto& entry : map_) {
-    if (!entry.first.IsScalar()) fail("?", "expected field names, found a map or list as a key");
-    const std::string key = entry.first.as<std::string>();
+    const std::string key = key_name(entry.first);
     if (read_.count(key) ||
         std::find(also_allowed.begin(), also_allowed.end(), key) != also_allowed.end()) {
       continue;

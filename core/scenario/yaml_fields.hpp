@@ -49,6 +49,9 @@ class YamlFields {
   /// "file:line:col: path.key" (or "file: path.key (set on the command line)").
   std::string where(const std::string& key) const;
   [[noreturn]] void fail(const std::string& key, const std::string& what) const;
+  /// The name of a key of this map; a map or list written as a key ("? [a]")
+  /// is refused with its position.
+  std::string key_name(const YAML::Node& key_node) const;
 
  private:
   std::string field(const std::string& key) const;
