@@ -6,16 +6,13 @@
 #include <sstream>
 
 #include "core/controller/policy_registry.hpp"
+#include "core/data_dir.hpp"
 #include "core/faults/duration.hpp"
 #include "core/input_error.hpp"
 #include "core/input_file.hpp"
 #include "core/scenario/hf_config.hpp"
 #include "core/scenario/model_yaml.hpp"
 #include "core/scenario/yaml_fields.hpp"
-
-#ifndef PARASHIFT_DATA_DIR
-#define PARASHIFT_DATA_DIR "scenarios"
-#endif
 
 namespace parashift::core {
 
@@ -84,8 +81,7 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
 }
 
 ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_dir) {
-  const std::vector<fs::path> dirs = {scenario_dir / "models",
-                                      fs::path(PARASHIFT_DATA_DIR) / "models"};
+  const std::vector<fs::path> dirs = {scenario_dir / "models", shipped_data_dir() / "models"};
   for (const auto& dir : dirs) {
     const fs::path file = dir / (name + ".yaml");
     // A name too long for a path, with '/' or with a NUL (the path would end at
@@ -122,7 +118,8 @@ ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_di
   }
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-  throw InputError("unknown model preset '" + name + "' (known: " + known + ")");
+  throw InputError("unknown model preset '" + name + "' (known: " + known + "; looked in " +
+                   dirs[0].string() + " and " + dirs[1].string() + ")");
 }
 
 namespace {
