@@ -258,12 +258,17 @@ TEST_CASE("--version and --help on every subcommand exit 0") {
     CHECK(h.out.find("Usage") != std::string::npos);
   }
   // The commands of this guide show an example and their defaults.
-  for (const char* sub : {"simulate", "plan", "topo", "faults"}) {
+  for (const char* sub : {"simulate", "plan", "topo", "faults", "validate", "run", "calibrate",
+                          "collectives", "sweep"}) {
     INFO(sub);
     CHECK(cli({sub, "--help"}).out.find("Examples:\n  parashift ") != std::string::npos);
   }
   const std::string faults = cli({"faults", "--help"}).out;
   CHECK(faults.find("--seeds N:INT in [1 - 100000]=100") != std::string::npos);
+  // The file check does not append ":FILE" to the option's metavar.
+  const std::string run = cli({"run", "--help"}).out;
+  CHECK(run.find("--profile CALIB.json ") != std::string::npos);
+  CHECK(run.find("CALIB.json:FILE") == std::string::npos);
 }
 
 TEST_CASE("--links lists every link of the topology, idle ones as zeros") {

@@ -133,11 +133,12 @@ void run_calibrate_cuda(const CalibrateOptions& opts, CliContext& ctx) {
     for (int r = 0; r < 5; ++r) measured.push_back(device.run_gemms_s(ops));
     std::sort(measured.begin(), measured.end());
     const double m = measured[measured.size() / 2];
-    ctx.out << "GEMM iteration (one rank of " << scenario->plan.label()
-            << ": the executor's layer GEMM shapes in BF16, all micro-batches, forward + backward): "
-               "measured "
-            << fmt("%.3f", m * 1e3) << " ms, predicted " << fmt("%.3f", predicted_s * 1e3)
-            << " ms, error " << fmt("%.1f", 100.0 * (predicted_s - m) / m) << "%\n";
+    ctx.out
+        << "GEMM iteration (one rank of " << scenario->plan.label()
+        << ": the executor's layer GEMM shapes in BF16, all micro-batches, forward + backward): "
+           "measured "
+        << fmt("%.3f", m * 1e3) << " ms, predicted " << fmt("%.3f", predicted_s * 1e3)
+        << " ms, error " << fmt("%.1f", 100.0 * (predicted_s - m) / m) << "%\n";
   }
   if (!opts.out_path.empty()) {
     write_json_file(opts.out_path, hw::to_json(profile));
@@ -208,6 +209,11 @@ void add_calibrate_command(CLI::App& app, CliContext& ctx) {
       "Measure GEMM throughput by shape and all-reduce bus bandwidth by size on this machine "
       "(mpirun -np N parashift calibrate --backend hw for the collectives) and write a device "
       "profile");
+  cmd->footer(
+      "Examples:\n"
+      "  parashift calibrate --backend cuda --quick --out h200.json\n"
+      "  mpirun -np 4 --oversubscribe parashift calibrate --backend hw --scenario "
+      "scenarios/hw-cpu-4rank.yaml --quick --out cal.json");
   cmd->add_option("--backend", opts->backend,
                   "hw (CPU ranks under mpirun) or cuda (cuBLAS BF16 GEMMs on a GPU; NCCL "
                   "all-reduce between GPUs under mpirun)")

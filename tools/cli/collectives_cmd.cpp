@@ -283,6 +283,13 @@ void add_collectives_command(CLI::App& app, CliContext& ctx) {
       app.add_subcommand("collectives",
                          "nccl-tests-style sweep of one collective on the cost model's NCCL model "
                          "(docs/collectives.md)");
+  cmd->footer(
+      "Examples:\n"
+      "  parashift collectives scenarios/default.yaml --op all_reduce --nodes 4 --gpus-per-node 8\n"
+      "  parashift collectives --topology rail-fat-tree --param nodes=4 --op all_reduce -b 8 -e 8G "
+      "-f 8\n"
+      "  parashift collectives --topology dgx-h100 --op all_reduce --ranks 8 --algo nvls --json "
+      "ar.json");
   cmd->add_option("scenario", o->scenario, "Scenario YAML (its cluster and device)");
   cmd->add_option("--topology", o->topology, "Topology file or generator instead of a scenario");
   cmd->add_option("--param", o->params, "Generator parameter key=value (repeatable)");

@@ -358,6 +358,11 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       "rank: mpirun -np N parashift run ...; --backend cuda: the same, one GPU per rank) or on "
       "the simulator (--backend sim)");
   cmd->add_option("scenario", opts->scenario, "Scenario YAML file")->required();
+  cmd->footer(
+      "Examples:\n"
+      "  parashift run scenarios/hw-cpu-4rank.yaml --backend sim --json run.json\n"
+      "  mpirun -np 4 --oversubscribe parashift run scenarios/hw-cpu-4rank.yaml --backend hw\n"
+      "  mpirun -np 8 parashift run SCENARIO --backend cuda");
   cmd->add_option("--backend", opts->backend,
                   "hw (real executor, CPU), cuda (real executor, one GPU per rank) or sim "
                   "(simulator)")
@@ -376,7 +381,8 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
                   "sim: predict the hw executor's iteration from a calibration profile "
                   "(parashift calibrate --scenario ... --out FILE)")
       ->type_name("CALIB.json")
-      ->check(CLI::ExistingFile);
+      // The check without its ":FILE" suffix on the metavar.
+      ->check(CLI::Validator(CLI::ExistingFile).description(""));
   cmd->add_option("--optimizer", opts->optimizer, "hw: sgd or adam (and sim --profile)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();

@@ -221,9 +221,13 @@ void add_validate_command(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "validate",
       "Predict the published runs of ground-truth CSVs (tests/data/dev.csv's schema) and "
-      "report each row's error and the mean absolute percentage error\n"
-      "example: parashift validate tests/data/dev.csv tests/data/published.csv --cv group");
+      "report each row's error and the mean absolute percentage error");
   auto opt = std::make_shared<ValidateOptions>();
+  cmd->footer(
+      "Examples:\n"
+      "  parashift validate tests/data/dev.csv\n"
+      "  parashift validate tests/data/dev.csv tests/data/published.csv --cv group\n"
+      "  parashift validate tests/data/published.csv --fit --json fit.json");
   cmd->add_option("csv", opt->csv_paths, "CSV files of published runs (read as one table)")
       ->required();
   cmd->add_option("--cv", opt->cv,
