@@ -31,14 +31,18 @@ class TraceRecorder {
              const std::vector<std::string>& link_names) const;
   std::size_t size() const { return events_.size(); }
 
- private:
   struct Event {
-    int pid = 0;  // 1 ranks, 2 data-parallel groups, 3 links
-    int tid = 0;
-    std::string name;
+    int pid = 0;       // 1 ranks, 2 data-parallel groups, 3 links
+    int tid = 0;       // the worker, group or link
+    std::string name;  // "F3", "B3.1", "W0" (pass, micro-batch, chunk), "grad sync", "busy"
     TimeNs start_ns = 0;
     TimeNs duration_ns = 0;
   };
+  static constexpr int kWorkerTrack = 1, kGroupTrack = 2, kLinkTrack = 3;
+  /// In the order recorded.
+  const std::vector<Event>& events() const { return events_; }
+
+ private:
   std::vector<Event> events_;
 };
 

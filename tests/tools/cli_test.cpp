@@ -319,3 +319,19 @@ TEST_CASE("faults: ETTR is reported by its bad tail, min / p1 / p10 / p50") {
   CHECK(ettr["p50"].get<double>() >= ettr["min"].get<double>());
   CHECK(ettr["max"].get<double>() >= ettr["p50"].get<double>());
 }
+
+TEST_CASE("simulate --svg draws one row per stage and data-parallel group") {
+  const std::string svg_path = temp_path("pipeline.svg");
+  const Result r = cli({"simulate", kData + "small.yaml", "--svg", svg_path});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string svg = read_file(svg_path);
+  const parashift::core::Scenario s = parashift::core::load_scenario(kData + "small.yaml");
+  CHECK(svg.rfind("<svg ", 0) == 0);
+  CHECK(svg.find("</svg>") != std::string::npos);
+  // Rows: "stage 0".."stage pp-1", then "dp sync, stage k" for each stage.
+  CHECK(svg.find(">stage " + std::to_string(s.plan.pp - 1) + "<") != std::string::npos);
+  CHECK(svg.find(">dp sync, stage 0<") != std::string::npos);
+  // Every stage runs forward passes: at least one forward tooltip.
+  CHECK(svg.find("<title>forward of micro-batch 0") != std::string::npos);
+}

@@ -12,6 +12,7 @@
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/output_path.hpp"
+#include "tools/cli/pipeline_svg.hpp"
 #include "tools/cli/run_report.hpp"
 
 namespace parashift::tools {
@@ -22,6 +23,7 @@ struct SimulateOptions {
   std::string scenario;
   std::string json_path;
   std::string trace_path;
+  std::string svg_path;
   std::string links_path;
   std::vector<std::string> overrides;
   std::string compare;  // KEY=VALUE for a second run
@@ -96,6 +98,7 @@ nlohmann::json simulate_json(const core::Scenario& scenario, const sim::RunSumma
 void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   check_output_path("--json", opts.json_path);
   check_output_path("--trace", opts.trace_path);
+  check_output_path("--svg", opts.svg_path);
   check_output_path("--links", opts.links_path);
   std::vector<std::string> overrides = opts.overrides;
   if (opts.iterations) overrides.push_back("run.iterations=" + std::to_string(*opts.iterations));
@@ -106,11 +109,15 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
     throw core::InputError("--links needs the max-min network (run.network: maxmin)");
   }
   sim::TraceRecorder trace;
-  const sim::RunSummary run =
-      sim::run_scenario(scenario, opts.trace_path.empty() ? nullptr : &trace);
+  const bool traced = !opts.trace_path.empty() || !opts.svg_path.empty();
+  const sim::RunSummary run = sim::run_scenario(scenario, traced ? &trace : nullptr);
   sim::print_summary(ctx.out, scenario, run);
   for (const auto& f : run.failures) ctx.out << "run ended: " << core::to_string(f) << "\n";
   if (!opts.trace_path.empty()) write_trace(opts.trace_path, trace, scenario, run.last);
+  if (!opts.svg_path.empty()) {
+    std::ofstream file = open_output(opts.svg_path);
+    write_timeline_svg(file, pipeline_timeline(scenario, trace, run.last));
+  }
   if (!opts.links_path.empty()) write_link_csv(opts.links_path, scenario, run.last);
   if (opts.compare.empty()) {
     if (!opts.json_path.empty()) write_json_file(opts.json_path, simulate_json(scenario, run));
@@ -146,6 +153,10 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
                   "Write a Chrome/Perfetto trace of the first iteration to FILE (open it in "
                   "ui.perfetto.dev)")
       ->type_name("FILE");
+  cmd->add_option("--svg", opts->svg_path,
+                  "Draw the first iteration's pipeline (the replica that finished last: each "
+                  "stage's passes, bubbles and gradient syncs) as SVG to FILE")
+      ->type_name("FILE");
   cmd->add_option("--links", opts->links_path,
                   "Write bytes, busy time and utilisation of every link (idle ones as zeros) in "
                   "the last iteration as CSV to FILE")
@@ -169,6 +180,7 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
       "  parashift simulate scenarios/default.yaml\n"
       "  parashift simulate scenarios/default.yaml --set plan.tp=4 --set plan.pp=8 --json "
       "out.json\n"
+      "  parashift simulate scenarios/default.yaml --svg pipeline.svg\n"
       "  parashift simulate scenarios/straggler-gpu-1.5x.yaml --compare policy.balance=off");
   cmd->callback([opts, &ctx] { run_simulate(*opts, ctx); });
 }

@@ -63,6 +63,10 @@ double nice_y_max(const LinePlot& plot, int ticks) {
       if (y) top = std::max(top, *y);
     }
   }
+  return nice_ceiling(top, ticks);
+}
+
+double nice_ceiling(double top, int ticks) {
   if (!(top > 0)) return 1;
   const double raw_step = top / ticks;
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw_step)));

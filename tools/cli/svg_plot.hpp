@@ -36,6 +36,9 @@ double svg_x(const PlotArea& area, std::size_t i, std::size_t n);
 /// A round upper bound of the data for the y axis (1, 2 or 5 x 10^k, times
 /// the tick count), so ticks fall on readable values; 1 when there is no data.
 double nice_y_max(const LinePlot& plot, int ticks);
+/// The same bound for a largest value `top` (1 when top <= 0): the axis end,
+/// `ticks` steps of 1, 2 or 5 x 10^k.
+double nice_ceiling(double top, int ticks);
 
 /// Writes the whole SVG document. Deterministic: same plot, same bytes.
 void write_svg(std::ostream& out, const LinePlot& plot);
