@@ -18,6 +18,11 @@ Kind kind_of_pass(const std::string& name) {
   return kForward;
 }
 
+// "1.25 to 3.5 ms": a bar's span for its tooltip.
+std::string span_ms(double start_s, double end_s) {
+  return fmt("%.4g", start_s * 1e3) + " to " + fmt("%.4g", end_s * 1e3) + " ms";
+}
+
 std::string pass_detail(const std::string& name, double start_s, double end_s) {
   static const char* const kWhat[] = {"forward", "backward", "weight gradients"};
   const std::string rest = name.size() > 1 ? name.substr(1) : "";
@@ -25,7 +30,7 @@ std::string pass_detail(const std::string& name, double start_s, double end_s) {
   std::string detail =
       std::string(kWhat[kind_of_pass(name)]) + " of micro-batch " + rest.substr(0, dot);
   if (dot != std::string::npos) detail += ", chunk " + rest.substr(dot + 1);
-  return detail + ": " + fmt("%.4g", start_s * 1e3) + " to " + fmt("%.4g", end_s * 1e3) + " ms";
+  return detail + ": " + span_ms(start_s, end_s);
 }
 
 }  // namespace
@@ -63,9 +68,8 @@ Timeline pipeline_timeline(const core::Scenario& scenario, const sim::TraceRecor
     } else if (e.pid == sim::TraceRecorder::kGroupTrack) {
       const auto row = row_of_group.find(e.tid);
       if (row == row_of_group.end()) continue;
-      t.rows[row->second].bars.push_back({start_s, end_s, kGradSync, "",
-                                          "gradient sync: " + fmt("%.4g", start_s * 1e3) + " to " +
-                                              fmt("%.4g", end_s * 1e3) + " ms"});
+      t.rows[row->second].bars.push_back(
+          {start_s, end_s, kGradSync, "", "gradient sync: " + span_ms(start_s, end_s)});
     } else {
       continue;
     }
