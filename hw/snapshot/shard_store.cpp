@@ -12,7 +12,8 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <regex>
+#include <string>
+#include <string_view>
 
 #include "hw/hw_error.hpp"
 
@@ -273,13 +274,27 @@ ShardRead ShardStore::inspect(int rank, long long version, ShardKind kind) const
 }
 
 std::vector<long long> ShardStore::versions(int rank, ShardKind kind) const {
-  const std::regex pattern("r" + std::to_string(rank) + "-v([0-9]+)\\" + suffix(kind));
+  // Names are "r<rank>-v<version><suffix>" (path_of). Matched by hand, not by
+  // std::regex: constructing a regex reads the global locale's ctype cache,
+  // which libstdc++ fills lazily and unsynchronised, a data race when two rank
+  // threads list their shards at once (found by ThreadSanitizer).
+  const std::string prefix = "r" + std::to_string(rank) + "-v";
+  const std::string_view tail = suffix(kind);
   std::vector<long long> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    std::smatch m;
     const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, m, pattern)) out.push_back(std::stoll(m[1].str()));
+    if (name.size() <= prefix.size() + tail.size() || !name.starts_with(prefix) ||
+        !name.ends_with(tail)) {
+      continue;
+    }
+    const std::string_view digits =
+        std::string_view(name).substr(prefix.size(), name.size() - prefix.size() - tail.size());
+    if (digits.size() > 18 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    out.push_back(std::stoll(std::string(digits)));
   }
   std::sort(out.rbegin(), out.rend());
   return out;
