@@ -286,6 +286,22 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
   {
     s.training.global_batch = training.positive_int("global_batch");
     s.training.seq_len = training.positive_int("seq_len");
+    // Bounds that keep every simulated time inside int64 nanoseconds: 16M
+    // tokens a sequence (the longest published context is 10M), 2^36 (69
+    // billion) tokens a batch (Llama 3 405B trained on 16M a batch).
+    constexpr int kMaxSeqLen = 1 << 24;
+    constexpr long long kMaxBatchTokens = 1LL << 36;
+    if (s.training.seq_len > kMaxSeqLen) {
+      training.fail("seq_len", "expected at most " + std::to_string(kMaxSeqLen) +
+                                   " tokens, found " + std::to_string(s.training.seq_len));
+    }
+    if (static_cast<long long>(s.training.global_batch) * s.training.seq_len > kMaxBatchTokens) {
+      training.fail("global_batch",
+                    "global_batch x seq_len = " +
+                        std::to_string(static_cast<long long>(s.training.global_batch) *
+                                       s.training.seq_len) +
+                        " tokens a batch; expected at most " + std::to_string(kMaxBatchTokens));
+    }
     if (auto p = training.optional_string("precision")) {
       try {
         s.training.precision = parse_precision(*p);
@@ -341,7 +357,7 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
   }
   if (top.has("policy")) {
     YamlFields policy = top.map("policy");
-    s.policy = read_policy_config(policy);
+    s.policy = read_policy_config(policy, dir);
   } else {
     top.allow("policy");
     s.policy = default_policy_config(builtin_policy_registry());

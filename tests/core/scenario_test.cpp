@@ -59,6 +59,23 @@ TEST_CASE("fp8 on a device without FP8 tensor cores is refused") {
       InputError);
 }
 
+TEST_CASE("sequence and batch lengths are bounded so simulated times fit in int64 ns") {
+  // seq_len 2048 x 1e6 (the mutation check's inflate) fits an int but no simulation.
+  const std::string dir = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  const std::string message = dir +
+                              ": training.seq_len (set on the command line): expected at most "
+                              "16777216 tokens, found 2048000000";
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, dir, {"training.seq_len=2048000000"}),
+                       message.c_str(),
+                       InputError);
+  // 2^24 tokens x 4097 sequences = 68,736,253,952 > 2^36 = 68,719,476,736.
+  CHECK_THROWS_WITH_AS(
+      parse_scenario(kBase, dir, {"training.seq_len=16777216", "training.global_batch=4097"}),
+      doctest::Contains("training.global_batch (set on the command line): global_batch x "
+                        "seq_len = 68736253952 tokens a batch; expected at most 68719476736"),
+      InputError);
+}
+
 TEST_CASE("a typo of a required field is named as unknown, with a did-you-mean") {
   // `global_bach` is one edit from `global_batch`: the reader names the typo
   // where it is written rather than reporting global_batch as missing.
