@@ -16,4 +16,11 @@ std::filesystem::path shipped_data_dir();
 /// The same rule for a given executable path (tested without installing).
 std::filesystem::path shipped_data_dir_for(const std::filesystem::path& executable);
 
+/// Where a policy plugin named without a '/' is looked for: PREFIX/lib/
+/// parashift/plugins when the running executable is PREFIX/bin/<name> and
+/// that folder exists; otherwise the build tree's plugin folder (the
+/// build-time PARASHIFT_PLUGIN_DIR).
+std::filesystem::path shipped_plugin_dir();
+std::filesystem::path shipped_plugin_dir_for(const std::filesystem::path& executable);
+
 }  // namespace parashift::core

@@ -16,7 +16,8 @@ std::string to_string(const Decision& decision) {
 }
 
 Controller::Controller(JobModel job, PolicyConfig config, Capabilities capabilities)
-    : Controller(std::move(job), std::move(config), capabilities, builtin_policy_registry()) {}
+    : Controller(std::move(job), config, capabilities,
+                 config.registry ? *config.registry : builtin_policy_registry()) {}
 
 Controller::Controller(JobModel job, PolicyConfig config, Capabilities capabilities,
                        const PolicyRegistry& registry)

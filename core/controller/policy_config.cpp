@@ -1,10 +1,13 @@
 #include "core/controller/policy_config.hpp"
 
-#include "core/assert.hpp"
 #include <cmath>
 #include <sstream>
 
+#include "core/assert.hpp"
+#include "core/controller/plugin_module.hpp"
 #include "core/controller/policy_registry.hpp"
+#include "core/data_dir.hpp"
+#include "core/input_error.hpp"
 #include "core/scenario/yaml_fields.hpp"
 
 namespace parashift::core {
@@ -34,6 +37,45 @@ double read_knob(YamlFields& fields, const KnobSpec& spec) {
     fields.fail(spec.name, "expected " + spec.expected() + ", found '" + value.Scalar() + "'");
   }
   return parsed;
+}
+
+constexpr std::size_t kMaxPlugins = 16;
+
+// policy.plugins: each library loaded and added to `registry` after the
+// built-ins; returns the plugins' module names (enabled by being listed).
+std::vector<std::string> load_plugins(YamlFields& policy, PolicyRegistry& registry,
+                                      const std::filesystem::path& scenario_dir) {
+  std::vector<std::string> names;
+  const YAML::Node list = policy.child("plugins");
+  if (!list.IsSequence() || list.size() > kMaxPlugins) {
+    policy.fail("plugins", "expected a list of at most " + std::to_string(kMaxPlugins) +
+                               " plugin library paths");
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node element = list[i];
+    const std::string where = policy.where_item("plugins", element, i);
+    if (!element.IsScalar() || element.Scalar().empty()) {
+      throw InputError(where + ": expected the path of a plugin library");
+    }
+    const std::filesystem::path written = element.Scalar();
+    const std::filesystem::path path = written.string().find('/') == std::string::npos
+                                           ? shipped_plugin_dir() / written
+                                       : written.is_relative() ? scenario_dir / written
+                                                               : written;
+    ModuleSpec spec;
+    try {
+      spec = load_policy_plugin(path);
+    } catch (const InputError& e) {
+      throw InputError(where + ": " + e.what());
+    }
+    if (registry.find(spec.name) != nullptr) {
+      throw InputError(where + ": plugin module name '" + spec.name +
+                       "' is taken (modules: " + registry.names() + ")");
+    }
+    names.push_back(spec.name);
+    registry.add(std::move(spec));
+  }
+  return names;
 }
 
 }  // namespace
@@ -87,15 +129,23 @@ PolicyConfig default_policy_config(const PolicyRegistry& registry) {
   return config;
 }
 
-PolicyConfig read_policy_config(YamlFields& policy_section) {
-  return read_policy_config(policy_section, builtin_policy_registry());
+PolicyConfig read_policy_config(YamlFields& policy_section,
+                                const std::filesystem::path& scenario_dir) {
+  return read_policy_config(policy_section, builtin_policy_registry(), scenario_dir);
 }
 
-PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& registry) {
+PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& builtin,
+                                const std::filesystem::path& scenario_dir) {
+  PolicyRegistry registry = builtin;
+  std::vector<std::string> plugins;
+  if (policy.has("plugins")) plugins = load_plugins(policy, registry, scenario_dir);
   PolicyConfig config = default_policy_config(registry);
-  const std::string expected = "window, " + registry.names();
+  for (const auto& name : plugins) config.find(name)->enabled = true;
+  if (!plugins.empty()) config.registry = std::make_shared<const PolicyRegistry>(registry);
+  const std::string expected = "window, plugins, " + registry.names();
   for (const auto& entry : policy.node()) {
     const std::string key = policy.key_name(entry.first);
+    if (key == "plugins") continue;
     if (key == "window") {
       const int window = policy.positive_int("window");
       if (window > kMaxWindow) {

@@ -18,12 +18,18 @@
 //       repartition: true        # may move layers between pipeline stages
 //       rebalance: true          # may move micro-batches between data-parallel replicas
 //       patience: 3              # iterations the same change must stay the best, 1..1000
+//     plugins: [libspeed_split.so]  # policy modules from shared libraries (docs/plugins.md):
+//                                # a name without '/' is looked for in the shipped plugin
+//                                # folder, a relative path beside the scenario; each runs
+//                                # after the built-ins, its knobs under its own name
 //
 // Unknown modules or knobs, and values out of range, are InputErrors naming
 // the file, line, field and what was expected.
 #pragma once
 
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,6 +64,9 @@ struct ModuleConfig {
 struct PolicyConfig {
   int window = 5;                     // iterations in each rank's median filter
   std::vector<ModuleConfig> modules;  // in registration order
+  /// The built-in modules and the plugins `policy.plugins` loaded, in the
+  /// order they run; null: the built-ins alone.
+  std::shared_ptr<const PolicyRegistry> registry;
 
   const ModuleConfig* find(const std::string& name) const;
   ModuleConfig* find(const std::string& name);
@@ -69,8 +78,11 @@ constexpr int kMaxWindow = 15;
 /// Every registered module with its defaults, all disabled.
 PolicyConfig default_policy_config(const PolicyRegistry& registry);
 
-/// Reads the `policy:` section against the built-in modules.
-PolicyConfig read_policy_config(YamlFields& policy_section);
-PolicyConfig read_policy_config(YamlFields& policy_section, const PolicyRegistry& registry);
+/// Reads the `policy:` section against the built-in modules; plugins given
+/// by relative path are looked for in `scenario_dir`.
+PolicyConfig read_policy_config(YamlFields& policy_section,
+                                const std::filesystem::path& scenario_dir = {});
+PolicyConfig read_policy_config(YamlFields& policy_section, const PolicyRegistry& registry,
+                                const std::filesystem::path& scenario_dir = {});
 
 }  // namespace parashift::core

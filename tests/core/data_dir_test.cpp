@@ -22,3 +22,15 @@ TEST_CASE("an installed binary reads the presets beside it; any other reads the 
   fs::create_directories(installed / "models");
   CHECK(shipped_data_dir_for(executable) == installed);
 }
+
+TEST_CASE("an installed binary loads plugins named without a '/' from PREFIX/lib/parashift") {
+  const parashift::test::TempDir prefix("parashift-plugin-dir");
+  const fs::path executable = prefix.path() / "bin" / "parashift";
+  const fs::path installed = prefix.path() / "lib" / "parashift" / "plugins";
+  const fs::path build_tree = parashift::core::shipped_plugin_dir_for(fs::path());
+  // The build tree's folder holds the example plugin the build made.
+  CHECK(fs::is_regular_file(build_tree / "libspeed_split.so"));
+  CHECK(parashift::core::shipped_plugin_dir_for(executable) == build_tree);
+  fs::create_directories(installed);
+  CHECK(parashift::core::shipped_plugin_dir_for(executable) == installed);
+}

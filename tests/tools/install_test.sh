@@ -18,6 +18,9 @@ cd "$work"
 grep -q '^iteration time ' out.txt || { echo "no iteration time in: $(cat out.txt)"; exit 1; }
 # A shipped scenario naming its topology as ../topologies/h100-1k.dot.
 "$bin" simulate "$share/scenarios/straggler-gpu-2x.yaml" >/dev/null
+# The example policy plugin, named without a '/', loads from PREFIX/lib/parashift/plugins.
+"$bin" simulate "$share/scenarios/plugin-speed-split.yaml" >out.txt
+grep -q 'repartition \[' out.txt || { echo "the installed plugin made no directive: $(cat out.txt)"; exit 1; }
 
 # A scenario outside the install names a preset: the presets searched are
 # the installed ones, which the unknown-preset message lists.
@@ -37,7 +40,8 @@ if command -v dpkg-deb >/dev/null; then
   dpkg-deb -c "$deb" >contents.txt
   for f in ./usr/bin/parashift ./usr/share/parashift/scenarios/default.yaml \
     ./usr/share/parashift/scenarios/models/llama3-70b.yaml \
-    ./usr/share/parashift/topologies/h100-1k.dot ./usr/share/doc/parashift/README.md; do
+    ./usr/share/parashift/topologies/h100-1k.dot ./usr/share/doc/parashift/README.md \
+    ./usr/lib/parashift/plugins/libspeed_split.so; do
     grep -q " $f\$" contents.txt || { echo "$deb lacks $f"; exit 1; }
   done
   dpkg-deb -f "$deb" Depends | grep -q libyaml-cpp0.7 || { echo "$deb: no Depends"; exit 1; }
