@@ -137,9 +137,16 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
   for (const auto& s : run.stragglers) {
     out << "  straggler after iteration " << s.iteration << ": " << s.what << "\n";
   }
+  // Directives and notes (rules' changes, plugins' notes) in iteration order.
+  std::size_t n = 0;
+  auto note = [&](const core::PolicyNote& x) {
+    out << "  before iteration " << x.iteration << ": " << x.module << ": " << x.message << "\n";
+  };
   for (const auto& t : run.directives) {
+    for (; n < run.notes.size() && run.notes[n].iteration <= t.iteration; ++n) note(run.notes[n]);
     out << "  before iteration " << t.iteration << ": " << core::to_string(t.directive) << "\n";
   }
+  for (; n < run.notes.size(); ++n) note(run.notes[n]);
   if (run.directives.empty()) out << "  no directives\n";
 }
 

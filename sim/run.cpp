@@ -62,6 +62,7 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace) {
   for (int i = 0; i < run.iterations; ++i) run.tokens += tokens_per_iteration;
   run.directives = runner.directives();
   run.stragglers = runner.stragglers();
+  run.notes = runner.notes();
   run.failures = runner.failures();
   run.simulated_iterations = backend.simulated_steps();
   run.last = backend.last_result();

@@ -29,6 +29,7 @@ struct RunSummary {
   double tokens = 0;                // trained over the run
   std::vector<TakenDirective> directives;
   std::vector<DetectedStraggler> stragglers;
+  std::vector<core::PolicyNote> notes;  // rules' knob changes, plugins' notes
   std::vector<std::string> policy_modules;  // enabled ones
   std::vector<core::FailureSeen> failures;  // the run ended at the first
   IterationResult last;

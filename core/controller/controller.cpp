@@ -1,5 +1,6 @@
 #include "core/controller/controller.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <variant>
 
@@ -26,17 +27,39 @@ Controller::Controller(JobModel job, PolicyConfig config, Capabilities capabilit
       capabilities_(capabilities),
       registry_(registry),
       state_(job_.plan, config_.window),
+      rules_(config_.rules),
       since_change_(config_.window) {
   job_.normalise();
   build_modules();
 }
 
-void Controller::build_modules() {
+void Controller::build_modules(const std::vector<std::string>* rebuild) {
+  auto old = std::move(modules_);
   modules_.clear();
   for (const auto& spec : registry_.modules()) {
     const ModuleConfig* m = config_.find(spec.name);
-    if (m != nullptr && m->enabled) modules_.push_back(spec.make(*m));
+    if (m == nullptr || !m->enabled) continue;
+    const bool remake = rebuild == nullptr ||
+                        std::find(rebuild->begin(), rebuild->end(), spec.name) != rebuild->end();
+    auto kept =
+        std::find_if(old.begin(), old.end(), [&](const auto& e) { return e.first == spec.name; });
+    if (!remake && kept != old.end()) {
+      modules_.push_back(std::move(*kept));
+    } else {
+      modules_.emplace_back(spec.name, spec.make(*m));
+    }
   }
+}
+
+void Controller::run_rules() {
+  std::vector<std::string> changed;
+  for (const PolicyRule* rule : rules_.evaluate(iteration_, state_, stragglers_)) {
+    std::string message = rule->label + " (" + rule->describe() + "):";
+    const auto lines = apply_rule(*rule, config_, changed);
+    for (std::size_t i = 0; i < lines.size(); ++i) message += (i ? ", " : " ") + lines[i];
+    log_.push_back({iteration_, "rules", message, std::nullopt, false, 0, 0});
+  }
+  if (!changed.empty()) build_modules(&changed);
 }
 
 std::vector<Directive> Controller::observe(const StepReport& report) {
@@ -45,7 +68,8 @@ std::vector<Directive> Controller::observe(const StepReport& report) {
   std::vector<Directive> directives;
   PolicyContext context{iteration_,    since_change_, job_,       state_,
                         capabilities_, stragglers_,   directives, log_};
-  for (auto& module : modules_) module->run(context);
+  for (auto& module : modules_) module.second->run(context);
+  if (!rules_.empty()) run_rules();
   ++since_change_;
   issued_ += static_cast<std::int64_t>(directives.size());
   return directives;

@@ -20,6 +20,7 @@
 #include "core/controller/policy_config.hpp"
 #include "core/controller/policy_module.hpp"
 #include "core/controller/policy_registry.hpp"
+#include "core/controller/policy_rules.hpp"
 #include "core/controller/state_estimate.hpp"
 
 namespace parashift::core {
@@ -45,18 +46,25 @@ class Controller {
   const StateEstimate& state() const { return state_; }
   const std::vector<StragglerFinding>& stragglers() const { return stragglers_; }
   const std::vector<Decision>& log() const { return log_; }
+  /// The module settings now, after any rule changed them.
+  const PolicyConfig& config() const { return config_; }
   /// Directives issued so far (the log's entries with applied == true).
   std::int64_t directives_issued() const { return issued_; }
 
  private:
-  void build_modules();
+  // Makes the enabled modules in registration order; keeps the instance of
+  // each module not in `rebuild` (all are made when it is null).
+  void build_modules(const std::vector<std::string>* rebuild = nullptr);
+  // Fires the rules that hold after this iteration and logs their changes.
+  void run_rules();
 
   JobModel job_;
   PolicyConfig config_;
   Capabilities capabilities_;
   PolicyRegistry registry_;
   StateEstimate state_;
-  std::vector<std::unique_ptr<PolicyModule>> modules_;
+  std::vector<std::pair<std::string, std::unique_ptr<PolicyModule>>> modules_;
+  RuleEngine rules_;
   std::vector<StragglerFinding> stragglers_;
   std::vector<Decision> log_;
   std::int64_t iteration_ = 0;

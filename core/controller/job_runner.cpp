@@ -93,9 +93,11 @@ bool JobRunner::record(StepReport report) {
     const std::vector<Directive> decided = controller_->observe(report);
     // The log's issued entries of this turn, in order, carry each one's cost.
     std::vector<double> costs;
-    for (std::size_t k = logged; k < controller_->log().size(); ++k)
-      if (controller_->log()[k].applied && controller_->log()[k].directive)
-        costs.push_back(controller_->log()[k].cost_s);
+    for (std::size_t k = logged; k < controller_->log().size(); ++k) {
+      const Decision& d = controller_->log()[k];
+      if (d.applied && d.directive) costs.push_back(d.cost_s);
+      if (!d.directive && d.module != "straggler") notes_.push_back({next_, d.module, d.message});
+    }
     for (std::size_t k = 0; k < decided.size(); ++k)
       apply(next_, decided[k], k < costs.size() ? costs[k] : 0.0, true);
     for (const auto& finding : controller_->stragglers()) {

@@ -42,6 +42,14 @@ struct DetectedStraggler {
   std::string what;  // "gpu 17 1.5x slower"
 };
 
+/// A decision that is no directive and no straggler: a rule's knob changes,
+/// a plugin's note; it takes effect from iteration `iteration`.
+struct PolicyNote {
+  std::int64_t iteration = 0;
+  std::string module;   // "rules", or a plugin's name
+  std::string message;  // "policy.rules[0] (...): balance.min_gain_s 60 -> 10"
+};
+
 /// The enabled modules of `policy`, by name, in registration order.
 std::vector<std::string> enabled_modules(const PolicyConfig& policy);
 
@@ -83,6 +91,7 @@ class JobRunner {
   const std::optional<StepReport>& last_report() const { return last_; }
   const std::vector<TakenDirective>& directives() const { return taken_; }
   const std::vector<DetectedStraggler>& stragglers() const { return stragglers_; }
+  const std::vector<PolicyNote>& notes() const { return notes_; }
   const std::vector<FailureSeen>& failures() const { return failures_; }
   const Controller* controller() const { return controller_ ? &*controller_ : nullptr; }
 
@@ -94,6 +103,7 @@ class JobRunner {
   std::optional<Controller> controller_;
   int snapshot_every_ = 0;
   std::vector<TakenDirective> scheduled_;
+  std::vector<PolicyNote> notes_;
   std::int64_t next_ = 0;                   // the iteration the next step runs
   std::optional<std::int64_t> resumed_at_;  // set_next_iteration's, after a restore
   std::int64_t completed_ = 0;              // iterations this runner stepped

@@ -1,11 +1,14 @@
 #include "core/controller/policy_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <system_error>
 
 #include "core/assert.hpp"
 #include "core/controller/plugin_module.hpp"
 #include "core/controller/policy_registry.hpp"
+#include "core/controller/policy_rules.hpp"
 #include "core/data_dir.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/yaml_fields.hpp"
@@ -20,10 +23,12 @@ std::string number(double value) {
   return out.str();
 }
 
-double read_knob(YamlFields& fields, const KnobSpec& spec) {
-  if (spec.kind == KnobKind::Bool) return *fields.optional_bool(spec.name) ? 1.0 : 0.0;
-  const YAML::Node value = fields.child(spec.name);
-  if (!value.IsScalar()) fields.fail(spec.name, "expected " + spec.expected());
+}  // namespace
+
+double read_knob_value(YamlFields& fields, const std::string& key, const KnobSpec& spec) {
+  if (spec.kind == KnobKind::Bool) return *fields.optional_bool(key) ? 1.0 : 0.0;
+  const YAML::Node value = fields.child(key);
+  if (!value.IsScalar()) fields.fail(key, "expected " + spec.expected());
   double parsed = 0;
   bool ok = false;
   if (spec.kind == KnobKind::Int) {
@@ -34,10 +39,12 @@ double read_knob(YamlFields& fields, const KnobSpec& spec) {
     ok = YAML::convert<double>::decode(value, parsed) && std::isfinite(parsed);
   }
   if (!ok || parsed < spec.min_value || parsed > spec.max_value) {
-    fields.fail(spec.name, "expected " + spec.expected() + ", found '" + value.Scalar() + "'");
+    fields.fail(key, "expected " + spec.expected() + ", found '" + value.Scalar() + "'");
   }
   return parsed;
 }
+
+namespace {
 
 constexpr std::size_t kMaxPlugins = 16;
 
@@ -134,18 +141,17 @@ PolicyConfig read_policy_config(YamlFields& policy_section,
   return read_policy_config(policy_section, builtin_policy_registry(), scenario_dir);
 }
 
-PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& builtin,
-                                const std::filesystem::path& scenario_dir) {
-  PolicyRegistry registry = builtin;
-  std::vector<std::string> plugins;
-  if (policy.has("plugins")) plugins = load_plugins(policy, registry, scenario_dir);
-  PolicyConfig config = default_policy_config(registry);
-  for (const auto& name : plugins) config.find(name)->enabled = true;
-  if (!plugins.empty()) config.registry = std::make_shared<const PolicyRegistry>(registry);
-  const std::string expected = "window, plugins, " + registry.names();
+namespace {
+
+// The scenario's policy keys, or a template's, over `config`: `window`, each
+// module (on/off or a map of knobs; knobs not written keep their value) and
+// `rules` (appended). `plugins` and `template` are read by the caller.
+void read_sections(YamlFields& policy, const PolicyRegistry& registry, PolicyConfig& config,
+                   const std::string& source) {
+  const std::string expected = "window, template, plugins, rules, " + registry.names();
   for (const auto& entry : policy.node()) {
     const std::string key = policy.key_name(entry.first);
-    if (key == "plugins") continue;
+    if (key == "plugins" || key == "template") continue;
     if (key == "window") {
       const int window = policy.positive_int("window");
       if (window > kMaxWindow) {
@@ -155,13 +161,18 @@ PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& builti
       config.window = window;
       continue;
     }
+    if (key == "rules") {
+      for (auto& rule : read_policy_rules(policy, registry, source))
+        config.rules.push_back(std::move(rule));
+      continue;
+    }
     const ModuleSpec* spec = registry.find(key);
     if (spec == nullptr) {
       policy.fail(key, "unknown policy module '" + key + "' (expected one of: " + expected + ")");
     }
     ModuleConfig& m = *config.find(key);
     if (entry.second.IsScalar()) {
-      // `balance: off` / `straggler: on`: the module with its default knobs.
+      // `balance: off` / `straggler: on`: the module with its knobs as they are.
       const auto on = policy.optional_bool(key);
       m.enabled = on.value_or(false);
       continue;
@@ -170,13 +181,59 @@ PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& builti
     m.enabled = fields.optional_bool("enabled").value_or(true);
     for (const auto& knob : spec->knobs) {
       if (fields.has(knob.name)) {
-        m.knobs[knob.name] = read_knob(fields, knob);
+        m.knobs[knob.name] = read_knob_value(fields, knob.name, knob);
       } else {
         fields.allow(knob.name);
       }
     }
     fields.reject_unknown();
   }
+}
+
+// policy.template: NAME reads <shipped data>/policies/NAME.yaml into `config`.
+void read_template(YamlFields& policy, const PolicyRegistry& registry, PolicyConfig& config) {
+  const std::string name = policy.string("template");
+  const std::filesystem::path dir = shipped_data_dir() / "policies";
+  std::string known;
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    policy.fail("template", "unknown policy template '" + name + "' (expected one of: " + known +
+                                "; " + dir.string() + ")");
+  }
+  const std::filesystem::path file = dir / (name + ".yaml");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::Exception& e) {
+    throw InputError(file.string() + ": malformed YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw InputError(file.string() + ": expected a map of policy fields");
+  YamlFields fields(root, "policy", file.string());
+  if (fields.has("template") || fields.has("plugins")) {
+    fields.fail(fields.has("template") ? "template" : "plugins",
+                "a template names neither another template nor plugins");
+  }
+  read_sections(fields, registry, config, "template " + name);
+}
+
+}  // namespace
+
+PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& builtin,
+                                const std::filesystem::path& scenario_dir) {
+  PolicyRegistry registry = builtin;
+  std::vector<std::string> plugins;
+  if (policy.has("plugins")) plugins = load_plugins(policy, registry, scenario_dir);
+  PolicyConfig config = default_policy_config(registry);
+  if (policy.has("template")) read_template(policy, registry, config);
+  for (const auto& name : plugins) config.find(name)->enabled = true;
+  if (!plugins.empty()) config.registry = std::make_shared<const PolicyRegistry>(registry);
+  read_sections(policy, registry, config, "");
   policy.reject_unknown();
   return config;
 }

@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "core/controller/policy_rule.hpp"
+
 namespace parashift::core {
 
 class YamlFields;
@@ -52,6 +54,10 @@ struct KnobSpec {
   std::string expected() const;
 };
 
+/// The value of `key` in `fields` as `spec` expects (true/false, an integer
+/// or a number in its range); an InputError naming the field otherwise.
+double read_knob_value(YamlFields& fields, const std::string& key, const KnobSpec& spec);
+
 struct ModuleConfig {
   std::string name;
   bool enabled = false;
@@ -67,6 +73,8 @@ struct PolicyConfig {
   /// The built-in modules and the plugins `policy.plugins` loaded, in the
   /// order they run; null: the built-ins alone.
   std::shared_ptr<const PolicyRegistry> registry;
+  /// `policy.rules` (a template's first, then the scenario's).
+  std::vector<PolicyRule> rules;
 
   const ModuleConfig* find(const std::string& name) const;
   ModuleConfig* find(const std::string& name);

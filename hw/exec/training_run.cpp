@@ -55,6 +55,7 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   }
   result.directives = runner.directives();
   result.stragglers = runner.stragglers();
+  result.notes = runner.notes();
   result.failures = runner.failures();
   for (const auto& t : result.directives)
     if (const auto* s = std::get_if<core::SnapshotDirective>(&t.directive.action))

@@ -46,6 +46,7 @@ struct TrainingRunResult {
   std::vector<int> final_layers_per_stage;
   std::vector<core::TakenDirective> directives;  // scheduled and decided, in order
   std::vector<core::DetectedStraggler> stragglers;
+  std::vector<core::PolicyNote> notes;  // rules' knob changes, plugins' notes
   std::vector<core::FailureSeen> failures;  // the run ended at the first
 };
 

@@ -283,7 +283,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
             << result.restored->shards_fetched << " lost shard(s), "
             << fmt("%.0f", result.restored->bytes_fetched) << " bytes\n";
   const PolicyReport policy{core::enabled_modules(scenario.policy), result.directives,
-                            result.stragglers, result.failures};
+                            result.stragglers, result.failures, result.notes};
   print_policy(ctx.out, policy);
   const auto n = static_cast<core::TimeNs>(std::max<std::size_t>(1, result.iterations.size()));
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "

@@ -15,7 +15,7 @@ double ms(core::TimeNs t_ns) {
 }  // namespace
 
 PolicyReport policy_report(const std::vector<std::string>& modules, const core::JobRunner& runner) {
-  return {modules, runner.directives(), runner.stragglers(), runner.failures()};
+  return {modules, runner.directives(), runner.stragglers(), runner.failures(), runner.notes()};
 }
 
 void print_policy(std::ostream& out, const PolicyReport& r) {
@@ -26,9 +26,17 @@ void print_policy(std::ostream& out, const PolicyReport& r) {
   out << "\n";
   for (const auto& s : r.stragglers)
     out << "  straggler after iteration " << s.iteration << ": " << s.what << "\n";
-  for (const auto& t : r.directives)
+  // Directives and notes (rules' changes, plugins' notes) in iteration order.
+  std::size_t n = 0;
+  auto note = [&](const core::PolicyNote& x) {
+    out << "  before iteration " << x.iteration << ": " << x.module << ": " << x.message << "\n";
+  };
+  for (const auto& t : r.directives) {
+    for (; n < r.notes.size() && r.notes[n].iteration <= t.iteration; ++n) note(r.notes[n]);
     out << "  before iteration " << t.iteration << ": " << core::to_string(t.directive) << ", cost "
         << fmt("%.4g", t.cost_s) << " s\n";
+  }
+  for (; n < r.notes.size(); ++n) note(r.notes[n]);
   if (r.directives.empty()) out << "  no directives\n";
   for (const auto& f : r.failures) out << "  failure: " << core::to_string(f) << "\n";
 }
@@ -44,6 +52,9 @@ nlohmann::json policy_json(const PolicyReport& r) {
   nlohmann::json stragglers = nlohmann::json::array();
   for (const auto& s : r.stragglers)
     stragglers.push_back({{"iteration", s.iteration}, {"what", s.what}});
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto& n : r.notes)
+    notes.push_back({{"iteration", n.iteration}, {"module", n.module}, {"message", n.message}});
   nlohmann::json failures = nlohmann::json::array();
   for (const auto& f : r.failures)
     failures.push_back({{"kind", f.kind},
@@ -53,6 +64,7 @@ nlohmann::json policy_json(const PolicyReport& r) {
   return {{"policy", r.modules},
           {"directives", directives},
           {"stragglers", stragglers},
+          {"notes", notes},
           {"failures", failures}};
 }
 

@@ -22,6 +22,7 @@ struct PolicyReport {
   std::vector<core::TakenDirective> directives;
   std::vector<core::DetectedStraggler> stragglers;
   std::vector<core::FailureSeen> failures;
+  std::vector<core::PolicyNote> notes;  // rules' knob changes, plugins' notes
 };
 
 /// `runner`'s directives, stragglers and failures under `modules`.

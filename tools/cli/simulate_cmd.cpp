@@ -91,7 +91,8 @@ void refuse_fail_events(const core::Scenario& scenario) {
 // The summary with the policy's part as every run writes it (run_report.hpp).
 nlohmann::json simulate_json(const core::Scenario& scenario, const sim::RunSummary& run) {
   nlohmann::json j = sim::summary_json(scenario, run);
-  j.update(policy_json({run.policy_modules, run.directives, run.stragglers, run.failures}));
+  j.update(
+      policy_json({run.policy_modules, run.directives, run.stragglers, run.failures, run.notes}));
   return j;
 }
 

@@ -188,7 +188,7 @@ TEST_CASE("policy section: defaults, knobs and located errors") {
 
   CHECK(policy_error("strager: {}\n") ==
         "scenario.yaml:1:10: policy.strager: unknown policy module 'strager' (expected one of: "
-        "window, plugins, straggler, balance)");
+        "window, template, plugins, rules, straggler, balance)");
   CHECK(policy_error("straggler:\n  treshold: 1.2\n") ==
         "scenario.yaml:2:3: policy.straggler.treshold: unknown field (did you mean "
         "'threshold'? expected one of: enabled, threshold, patience)");
