@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <stdexcept>
@@ -22,7 +23,10 @@ class TempDir {
     }
     path_ = pattern;
   }
+  /// Only the process that made the directory removes it: a forked child
+  /// that exits does not take its parent's files.
   ~TempDir() {
+    if (::getpid() != owner_) return;
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
@@ -35,9 +39,12 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+  pid_t owner_ = ::getpid();
 };
 
-/// One directory for the whole test process, made on first use and removed at exit.
+/// One directory for the whole test process, made on first use (thread-safe)
+/// and removed at exit: where a test needs a scratch file or an hw run's
+/// shm_root and no TempDir of its own.
 inline const TempDir& process_temp_dir() {
   static const TempDir dir;
   return dir;
