@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/temp_dir.hpp"
 #include "tools/cli/command.hpp"
 
 namespace parashift::test {
@@ -38,9 +39,10 @@ inline std::string read_text_file(const std::string& path) {
   return s.str();
 }
 
-/// A path in the temporary folder, "parashift-" + name.
+/// A path for `name` in this test process's own temporary directory
+/// (mkdtemp, removed at exit), so two runs never share a file.
 inline std::string temp_file_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("parashift-" + name)).string();
+  return process_temp_dir().file(name).string();
 }
 
 }  // namespace parashift::test

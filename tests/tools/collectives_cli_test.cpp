@@ -40,8 +40,7 @@ TEST_CASE("collectives: an 8-GPU H100 node sweep prints one row per size") {
 }
 
 TEST_CASE("collectives: --algo ring and --json rows") {
-  const std::string json =
-      (std::filesystem::temp_directory_path() / "parashift_collectives_test.json").string();
+  const std::string json = parashift::test::temp_file_path("collectives_test.json");
   const auto r = run_parashift({"collectives", "--topology", "rail-fat-tree", "--param", "nodes=2",
                                 "--op", "all_reduce", "--nodes", "2", "--gpus-per-node", "8", "-b",
                                 "1G", "-e", "2G", "--algo", "ring", "--json", json});
@@ -94,8 +93,7 @@ TEST_CASE("collectives: --backend sim runs the same model on the max-min network
   // groups of 8 the node-crossing ring hops share spine uplinks and the
   // simulated all-reduce is slower.
   auto rows_of = [](const std::vector<std::string>& extra) {
-    const std::string json =
-        (std::filesystem::temp_directory_path() / "parashift_collectives_sim.json").string();
+    const std::string json = parashift::test::temp_file_path("collectives_sim.json");
     std::vector<std::string> args = {
         "collectives", "--topology", "rail-fat-tree", "--op", "all_reduce", "-b", "1G",
         "-e",          "1G",         "--json",        json};

@@ -2,6 +2,7 @@
 // line, as the CLI's single mapping (tools::report_error) prints it.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -69,27 +70,31 @@ TEST_CASE("an environment error exits 3 and says what to do") {
 }
 
 TEST_CASE("an unwritable output path exits 3 from the command line") {
+  // A folder that does not exist, inside this test's own temporary directory.
+  const test::TempDir tmp;
+  const std::string missing = tmp.file("no-such-dir").string();
   const auto r = test::run_parashift(
       {"simulate", std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/small.yaml", "--trace",
-       "/nonexistent/dir/t.json"});
+       missing + "/t.json"});
   CHECK(r.status == 3);
   CHECK(lines(r.err) == 1);
   // Checked before the run (tools/cli/output_path.cpp), for every output option.
-  CHECK(r.err.find("parashift: error: --trace /nonexistent/dir/t.json: folder '/nonexistent/dir' "
-                   "does not exist (create it") == 0);
+  CHECK(r.err.find("parashift: error: --trace " + missing + "/t.json: folder '" + missing +
+                   "' does not exist (create it") == 0);
   const std::string small = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/small.yaml";
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"simulate", small, "--json", "/nonexistent/dir/s.json"},
-        std::vector<std::string>{"faults", small, "--json", "/nonexistent/dir/f.json"},
+       {std::vector<std::string>{"simulate", small, "--json", missing + "/s.json"},
+        std::vector<std::string>{"faults", small, "--json", missing + "/f.json"},
         std::vector<std::string>{"sweep", small, "--grid", "plan.tp=1,2", "--csv",
-                                 "/nonexistent/dir/s.csv"},
+                                 missing + "/s.csv"},
         std::vector<std::string>{"topo", "rail-fat-tree", "--param", "nodes=2", "--dot",
-                                 "/nonexistent/dir/t.dot"}}) {
+                                 missing + "/t.dot"}}) {
     const auto e = test::run_parashift(args);
     INFO(args[0]);
     CHECK(e.status == 3);
-    CHECK(e.err.find("folder '/nonexistent/dir' does not exist") != std::string::npos);
+    CHECK(e.err.find("folder '" + missing + "' does not exist") != std::string::npos);
   }
+  CHECK(!std::filesystem::exists(missing));
 }
 
 TEST_CASE("a failed PARASHIFT_ASSERT is an internal error naming file, line and context") {

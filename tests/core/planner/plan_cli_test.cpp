@@ -110,8 +110,7 @@ TEST_CASE("plan: a dimension pinned twice is refused") {
 }
 
 TEST_CASE("plan: works without a plan section, and with a plan that no longer fits") {
-  const std::string no_plan =
-      (std::filesystem::temp_directory_path() / "parashift-test-no-plan.yaml").string();
+  const std::string no_plan = parashift::test::process_temp_dir().file("no-plan.yaml").string();
   {
     std::ifstream in(kScenario);
     std::ofstream out(no_plan);
@@ -142,8 +141,7 @@ TEST_CASE("plan: --help shows the --top default and an example") {
 }
 
 TEST_CASE("plan: the scenario plan's rank is its place in the list, or says it is not listed") {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "parashift-test-plan-rank.json").string();
+  const std::string path = parashift::test::process_temp_dir().file("plan-rank.json").string();
   // tp2 pp2 dp4 1f1b is one of the enumerated plans: a real rank.
   const Result listed = cli({"plan", kScenario, "--json", path});
   REQUIRE(listed.status == 0);
