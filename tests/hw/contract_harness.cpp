@@ -10,6 +10,7 @@
 
 #include "core/rank_layout.hpp"
 #include "hw/comm/thread_communicator.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace parashift::test {
 
@@ -74,6 +75,7 @@ ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
   options.compute_clock = clock;
   options.compute_slots = slots_.get();
   options.optimizer.kind = hw::OptimizerKind::Sgd;
+  options.shm_root = test::process_temp_dir().path();  // never /dev/shm's shared names
   on_every_rank(plan.gpus(), cpu_, [&](int r) {
     ranks_[static_cast<std::size_t>(r)] = std::make_unique<hw::HwBackend>(
         model, seq_len, 1, plan, options, *comms_[static_cast<std::size_t>(r)]);

@@ -10,6 +10,7 @@
 #include "core/model_spec.hpp"
 #include "core/parallel_plan.hpp"
 #include "hw/exec/hw_backend.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace parashift::test {
 
@@ -42,7 +43,7 @@ inline hw::HwOptions tiny_options(hw::OptimizerKind kind, const std::string& job
   hw::HwOptions o;
   o.optimizer.kind = kind;
   o.optimizer.learning_rate = kind == hw::OptimizerKind::Adam ? 1e-2f : 0.5f;
-  o.shm_root = std::filesystem::temp_directory_path();
+  o.shm_root = process_temp_dir().path();
   o.job = job + "-" + std::to_string(::getpid());
   o.dp_bucket_bytes = 4096;  // several buckets per iteration
   return o;

@@ -49,6 +49,7 @@
 #include "hw/cpu/mpi_session.hpp"
 #include "hw/exec/hw_backend.hpp"
 #include "sim/iteration.hpp"
+#include "tests/temp_dir.hpp"
 
 using namespace parashift;
 
@@ -85,6 +86,7 @@ Ratios run_plan(const core::Scenario& scenario, hw::Communicator& world) {
   const hw::ExecutorJob job = hw::executor_job(scenario, hw::OptimizerKind::Adam);
   hw::HwOptions options;
   options.job = "predict-check";
+  options.shm_root = parashift::test::process_temp_dir().path();  // never /dev/shm's shared names
   hw::HwBackend backend(scenario.model, scenario.training.seq_len, scenario.run.seed, scenario.plan,
                         options, world);
   const sim::PathModel paths(scenario.topology);

@@ -18,6 +18,7 @@
 #include "hw/comm/thread_communicator.hpp"
 #include "hw/device/host_kernels.hpp"
 #include "hw/exec/training_run.hpp"
+#include "tests/temp_dir.hpp"
 #include "tools/cli/device_run.hpp"
 
 using namespace parashift;
@@ -32,7 +33,7 @@ TEST_CASE("device summary after the executor ran on given kernels") {
   config.iterations = 3;
   config.options.kernels = &kernels;
   config.options.resident_data = true;
-  config.options.shm_root = std::filesystem::temp_directory_path();
+  config.options.shm_root = parashift::test::process_temp_dir().path();
   config.options.job = "device-run-" + std::to_string(::getpid());
   hw::SelfCommunicator world;
   const hw::TrainingRunResult result = hw::run_training(scenario, config, world, {});
@@ -78,7 +79,7 @@ TEST_CASE("device summary of a two-rank job predicts with the job's measured all
     config.iterations = 3;
     config.options.kernels = &kernels[r];
     config.options.resident_data = true;
-    config.options.shm_root = std::filesystem::temp_directory_path();
+    config.options.shm_root = parashift::test::process_temp_dir().path();
     config.options.job = "device-run2-" + std::to_string(::getpid());
     const auto result = hw::run_training(scenario, config, *group[static_cast<std::size_t>(r)], {});
     if (r == 0)
