@@ -1,7 +1,5 @@
 #include "tests/fuzz/parsers.hpp"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -12,6 +10,7 @@
 #include "core/validation/validation_report.hpp"
 #include "hw/calib/calibration.hpp"
 #include "sim/faults/failure_events.hpp"
+#include "tests/temp_dir.hpp"
 #include "topologies/topology.hpp"
 
 namespace parashift::fuzz {
@@ -76,12 +75,7 @@ const Parser& parser(std::string_view name) {
 }
 
 const std::string& scratch_dir() {
-  static const std::string dir = [] {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "parashift-fuzz-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    return pattern;
-  }();
+  static const std::string dir = test::process_temp_dir().path().string();
   return dir;
 }
 

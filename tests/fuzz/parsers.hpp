@@ -21,7 +21,8 @@ const std::vector<Parser>& parsers();
 /// The parser named `name`; throws std::invalid_argument for another name.
 const Parser& parser(std::string_view name);
 
-/// The process's scratch directory (mkdtemp), made on first use.
+/// The process's scratch directory (test::process_temp_dir(): mkdtemp, made on
+/// first use, removed at exit).
 const std::string& scratch_dir();
 
 }  // namespace parashift::fuzz
