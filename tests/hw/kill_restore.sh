@@ -12,9 +12,11 @@ if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
   echo "mpirun not found: skipping"; exit 77
 fi
 work=$(mktemp -d)
-job=killtest-$$
-shm=/dev/shm
-trap 'rm -rf "$work" "$shm/parashift-$job" "$shm/parashift-$job-ref"' EXIT
+# The shards' "node-local shared memory": a fresh directory in /dev/shm where
+# there is one, else inside $work, so two runs never share a job directory.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=$(mktemp -d /dev/shm/parashift-kill-XXXXXX); else shm=$work/shm; mkdir "$shm"; fi
+job=killtest
+trap 'rm -rf "$work" "$shm"' EXIT
 case $ranks in
   4) per_node=2 victim=2 lost_node=node1 fetched=2 ;;  # 2 "nodes" of 2 ranks each
   1) per_node=1 victim=0 lost_node="" fetched=0 ;;
