@@ -5,11 +5,14 @@ set -euo pipefail
 
 # clang and libclang-rt-dev: libFuzzer for tests/fuzz (tools/ci_fuzz.sh); libssl-dev:
 # SHA-256 of snapshot shards. GCC's own sanitizer runtimes come with g++.
+# librsvg2-bin and netpbm: the picture tests render each SVG to PNG and count its
+# colours (tests/tools/svg_render_test.sh).
 packages=(
   g++ cmake make ccache
   libboost-graph-dev libeigen3-dev libcli11-dev doctest-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libopenmpi-dev openmpi-bin libssl-dev
   clang libclang-rt-dev
+  librsvg2-bin netpbm
 )
 
 missing=()

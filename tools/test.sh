@@ -12,8 +12,8 @@ cd "$root/build"
 ctest --output-on-failure -j "${PARASHIFT_JOBS:-$(nproc)}" -LE timing
 echo "parashift: build and tests took $((SECONDS - start)) s"
 if [[ ${PARASHIFT_CI:-0} == 1 ]]; then
-  # ThreadSanitizer (tools/ci_sanitize.sh tsan) is not in CI until it has passed once here.
   "$root/tools/ci_sanitize.sh" asan
+  "$root/tools/ci_sanitize.sh" tsan
   "$root/tools/ci_fuzz.sh" "${PARASHIFT_FUZZ_SECONDS:-45}"
   echo "parashift ci: everything took $((SECONDS - start)) s"
 fi

@@ -13,6 +13,7 @@
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "sim/faults/campaign.hpp"
+#include "tools/cli/campaign_svg.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/output_path.hpp"
@@ -27,11 +28,13 @@ struct FaultsOptions {
   std::optional<double> days;  // absent: faults.days
   std::string json_path;
   std::string trace_path;
+  std::string svg_path;
   std::vector<std::string> overrides;
 };
 
 void run_faults(const FaultsOptions& opts, CliContext& ctx) {
   check_output_path("--json", opts.json_path);
+  check_output_path("--svg", opts.svg_path);
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
   if (!scenario.faults) {
     throw core::InputError(opts.scenario + ": faults: missing; expected a faults section");
@@ -57,6 +60,10 @@ void run_faults(const FaultsOptions& opts, CliContext& ctx) {
   const sim::CampaignResult result = sim::run_campaign(*setup, campaign);
   sim::print_campaign(ctx.out, *setup, result);
   if (!opts.json_path.empty()) write_json_file(opts.json_path, sim::to_json(*setup, result));
+  if (!opts.svg_path.empty()) {
+    std::ofstream file = open_output_file(opts.svg_path);
+    write_campaign_svg(file, result, scenario.name);
+  }
 }
 
 }  // namespace
@@ -94,6 +101,10 @@ void add_faults_command(CLI::App& app, CliContext& ctx) {
       ->type_name("D");
   cmd->add_option("--json", opts->json_path, "Also write the results as JSON to FILE")
       ->type_name("FILE");
+  cmd->add_option("--svg", opts->svg_path,
+                  "Also draw the distributions as SVG to FILE: time lost per seed (1 - ETTR), "
+                  "lost work and recovery time per interruption, both policies")
+      ->type_name("FILE");
   cmd->add_option("--trace", opts->trace_path,
                   "Replay failures from a CSV (time_s,kind,target) instead of drawing them")
       ->type_name("FAILURES.csv");
@@ -104,6 +115,7 @@ void add_faults_command(CLI::App& app, CliContext& ctx) {
   cmd->footer(
       "Examples:\n"
       "  parashift faults scenarios/faults-llama3-405b-16k.yaml --seeds 10 --days 7\n"
+      "  parashift faults scenarios/faults-llama3-405b-16k.yaml --seeds 20 --svg campaign.svg\n"
       "  parashift faults scenarios/faults-llama3-405b-16k.yaml --set faults.spares=0 --json "
       "f.json");
   cmd->callback([opts, &ctx] { run_faults(*opts, ctx); });

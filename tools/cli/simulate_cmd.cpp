@@ -31,12 +31,6 @@ struct SimulateOptions {
   std::optional<long long> seed;
 };
 
-std::ofstream open_output(const std::string& path) {
-  std::ofstream file(path);
-  if (!file) throw core::unwritable_path(path);
-  return file;
-}
-
 void write_trace(const std::string& path, const sim::TraceRecorder& trace,
                  const core::Scenario& scenario, const sim::IterationResult& result) {
   std::vector<std::string> workers, groups, links;
@@ -50,7 +44,7 @@ void write_trace(const std::string& path, const sim::TraceRecorder& trace,
     }
   }
   for (const auto& link : scenario.topology.links()) links.push_back(link.name);
-  std::ofstream file = open_output(path);
+  std::ofstream file = open_output_file(path);
   trace.write(file, workers, groups, links);
 }
 
@@ -58,7 +52,7 @@ void write_trace(const std::string& path, const sim::TraceRecorder& trace,
 // put on it (zeros for a link that stayed idle).
 void write_link_csv(const std::string& path, const core::Scenario& scenario,
                     const sim::IterationResult& result) {
-  std::ofstream file = open_output(path);
+  std::ofstream file = open_output_file(path);
   file << "link,bandwidth_Bps,bytes,busy_s,utilisation\n";
   const double iteration_s = core::ns_to_s(result.iteration_ns);
   const auto& links = scenario.topology.links();
@@ -116,7 +110,7 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   for (const auto& f : run.failures) ctx.out << "run ended: " << core::to_string(f) << "\n";
   if (!opts.trace_path.empty()) write_trace(opts.trace_path, trace, scenario, run.last);
   if (!opts.svg_path.empty()) {
-    std::ofstream file = open_output(opts.svg_path);
+    std::ofstream file = open_output_file(opts.svg_path);
     write_timeline_svg(file, pipeline_timeline(scenario, trace, run.last));
   }
   if (!opts.links_path.empty()) write_link_csv(opts.links_path, scenario, run.last);

@@ -76,14 +76,13 @@ double nice_ceiling(double top, int ticks) {
   return 10 * magnitude * ticks;
 }
 
-void write_svg(std::ostream& out, const LinePlot& plot) {
+namespace {
+
+// One plot's elements, in a kWidth x kHeight frame.
+void write_plot(std::ostream& out, const LinePlot& plot) {
   const PlotArea area;
   const double y_max = nice_y_max(plot, kTicks);
   const std::size_t n = std::max<std::size_t>(plot.x_ticks.size(), 1);
-  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
-      << "\" viewBox=\"0 0 " << kWidth << " " << kHeight
-      << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   out << "<text x=\"" << num(area.left + area.width / 2) << "\" y=\"25\" text-anchor=\"middle\" "
       << "font-size=\"15\">" << xml_escape(plot.title) << "</text>\n";
   // Horizontal grid lines and y tick labels.
@@ -146,6 +145,31 @@ void write_svg(std::ostream& out, const LinePlot& plot) {
     out << "<text x=\"" << num(lx) << "\" y=\""
         << num(area.top + 10 + 18.0 * static_cast<double>(kLegendRows)) << "\">... "
         << plot.series.size() - kLegendRows << " more</text>\n";
+  }
+}
+
+void open_svg(std::ostream& out, double height) {
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << kWidth << " " << height
+      << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  out << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+}
+
+}  // namespace
+
+void write_svg(std::ostream& out, const LinePlot& plot) {
+  open_svg(out, kHeight);
+  write_plot(out, plot);
+  out << "</svg>\n";
+}
+
+void write_svg_panels(std::ostream& out, const std::vector<LinePlot>& plots) {
+  open_svg(out, kHeight * static_cast<double>(plots.size()));
+  for (std::size_t i = 0; i < plots.size(); ++i) {
+    out << "<svg y=\"" << num(kHeight * static_cast<double>(i)) << "\" width=\"" << kWidth
+        << "\" height=\"" << kHeight << "\">\n";
+    write_plot(out, plots[i]);
+    out << "</svg>\n";
   }
   out << "</svg>\n";
 }

@@ -42,6 +42,8 @@ double nice_ceiling(double top, int ticks);
 
 /// Writes the whole SVG document. Deterministic: same plot, same bytes.
 void write_svg(std::ostream& out, const LinePlot& plot);
+/// One document with the plots stacked top to bottom.
+void write_svg_panels(std::ostream& out, const std::vector<LinePlot>& plots);
 
 /// `text` with &, <, >, " escaped for XML.
 std::string xml_escape(const std::string& text);

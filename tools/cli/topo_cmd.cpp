@@ -8,7 +8,9 @@
 
 #include "core/input_error.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/output_file.hpp"
 #include "tools/cli/output_path.hpp"
+#include "tools/cli/topology_svg.hpp"
 #include "topologies/topology.hpp"
 
 namespace parashift::tools {
@@ -19,6 +21,7 @@ struct TopoOptions {
   std::string source;
   std::vector<std::string> params;
   std::string dot_path;
+  std::string svg_path;
 };
 
 topo::Topology build(const TopoOptions& opts) {
@@ -85,21 +88,30 @@ void add_topo_command(CLI::App& app, CliContext& ctx) {
       ->allow_extra_args(false);
   cmd->add_option("--dot", opts->dot_path, "Write the topology as DOT to FILE ('-' for stdout)")
       ->type_name("FILE");
+  cmd->add_option("--svg", opts->svg_path,
+                  "Draw the topology as SVG to FILE without Graphviz: hosts, then each switch "
+                  "tier, one line per connected pair (tooltips: cables, bandwidth)")
+      ->type_name("FILE");
   cmd->footer(
       "Examples:\n"
       "  parashift topo rail-fat-tree --param nodes=32 --param oversubscription=2\n"
-      "  parashift topo topologies/h100-1k.dot --dot - | dot -Tsvg > h100-1k.svg");
+      "  parashift topo topologies/h100-1k.dot --svg h100-1k.svg\n"
+      "  parashift topo topologies/h100-1k.dot --dot - | dot -Tsvg > h100-1k-graphviz.svg");
   cmd->callback([opts, &ctx] {
     check_output_path("--dot", opts->dot_path);
+    check_output_path("--svg", opts->svg_path);
     const topo::Topology t = build(*opts);
+    if (!opts->svg_path.empty()) {
+      std::ofstream file = open_output_file(opts->svg_path);
+      write_topology_svg(file, t, opts->source + ": " + std::to_string(t.gpu_count()) + " GPUs");
+    }
     if (opts->dot_path == "-") {
       topo::write_dot(t, ctx.out);
       return;
     }
     describe(ctx.out, t, opts->source);
     if (!opts->dot_path.empty()) {
-      std::ofstream file(opts->dot_path);
-      if (!file) throw core::unwritable_path(opts->dot_path);
+      std::ofstream file = open_output_file(opts->dot_path);
       topo::write_dot(t, file);
     }
   });
