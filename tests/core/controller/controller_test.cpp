@@ -21,14 +21,7 @@ using core::StragglerFinding;
 
 namespace {
 
-std::string policy_error(const std::string& yaml) {
-  try {
-    test::policy_from_yaml(yaml);
-  } catch (const core::InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test::policy_error;
 
 core::JobModel flat_job(int pp, int dp, int layers, int global_batch) {
   core::JobModel job;

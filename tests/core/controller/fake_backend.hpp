@@ -22,6 +22,17 @@ struct ContractCase {
   double params_per_gpu_layer = 1e8;
 };
 
+/// A case of pp stages, dp replicas, global_batch micro-batches of 1 and
+/// `layers` layers, the other fields at their defaults.
+inline ContractCase pipeline_case(int pp, int dp, int global_batch, int layers) {
+  ContractCase c;
+  c.plan.pp = pp;
+  c.plan.dp = dp;
+  c.plan.global_batch = global_batch;
+  c.layers = layers;
+  return c;
+}
+
 class FakeBackend : public core::Backend {
  public:
   explicit FakeBackend(const ContractCase& c);

@@ -16,15 +16,6 @@ using namespace parashift;
 
 namespace {
 
-std::string load_error(const std::string& yaml) {
-  try {
-    test::policy_from_yaml(yaml);
-  } catch (const core::InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 std::string plugins(const std::string& path) {
   return "plugins: [" + path + "]\n";
 }
@@ -41,7 +32,7 @@ TEST_CASE("the example plugin loads by name, with its knobs, after the built-ins
   CHECK(config.find("speed_split")->knob("min_gain_s") == 0);
   CHECK(config.find("speed_split")->knob("patience") == 3);  // the plugin's default
   // Its knobs are checked like a built-in module's.
-  CHECK(load_error(plugins("libspeed_split.so") + "speed_split: {min_improvement: 2}\n") ==
+  CHECK(test::policy_error(plugins("libspeed_split.so") + "speed_split: {min_improvement: 2}\n") ==
         "scenario.yaml:2:32: policy.speed_split.min_improvement: expected a number in [0, 1], "
         "found '2'");
 }
@@ -51,11 +42,7 @@ TEST_CASE("the example plugin moves layers off a 2x slower stage, once") {
   // The plugin's split in proportion to speed (1, 1, 1/2, 1; sum 3.5), one
   // layer each first: 1 + 28 x 1/3.5 = 9 for a fast stage, 1 + 28 x 0.5/3.5 = 5
   // for the slow one: [9, 9, 5, 9], slowest stage 16 -> 10 layer times.
-  test::ContractCase c;
-  c.plan.pp = 4;
-  c.plan.dp = 1;
-  c.plan.global_batch = 8;
-  c.layers = 32;
+  test::ContractCase c = test::pipeline_case(4, 1, 8, 32);
   c.jitter = 0.01;
   test::FakeBackend backend(c);
   backend.set_slowdown(2, 2.0);
@@ -84,11 +71,7 @@ TEST_CASE("the example plugin moves layers off a 2x slower stage, once") {
 }
 
 TEST_CASE("a plugin's decisions are logged and applied; notes change nothing") {
-  test::ContractCase c;
-  c.plan.pp = 2;
-  c.plan.dp = 2;
-  c.plan.global_batch = 16;  // 8 micro-batches per replica
-  c.layers = 8;
+  test::ContractCase c = test::pipeline_case(2, 2, 16, 8);  // 8 micro-batches per replica
   test::FakeBackend backend(c);
   core::Controller ctl(test::contract_job(c, 100),
                        test::policy_from_yaml(plugins(PARASHIFT_TEST_PLUGIN_GOOD)),
@@ -111,35 +94,31 @@ TEST_CASE("a plugin's decisions are logged and applied; notes change nothing") {
 
 TEST_CASE("bad plugin libraries are refused with one located line") {
   // Another ABI version is refused before any other field is read.
-  const std::string abi = load_error(plugins(PARASHIFT_TEST_PLUGIN_ABI_99));
+  const std::string abi = test::policy_error(plugins(PARASHIFT_TEST_PLUGIN_ABI_99));
   CHECK(abi.find("scenario.yaml:1:11: policy.plugins[0]: ") == 0);
   CHECK(abi.find(": plugin ABI version 99; this parashift loads version 1") != std::string::npos);
   CHECK(abi.find('\n') == std::string::npos);
-  CHECK(load_error(plugins(PARASHIFT_TEST_PLUGIN_NO_SYMBOL))
+  CHECK(test::policy_error(plugins(PARASHIFT_TEST_PLUGIN_NO_SYMBOL))
             .find("not a parashift plugin (it exports no 'parashift_policy_plugin'") !=
         std::string::npos);
   // A file that is no shared library (this test's own source), and no file.
-  CHECK(load_error(plugins(PARASHIFT_SOURCE_DIR "/tests/core/controller/plugin_test.cpp"))
+  CHECK(test::policy_error(plugins(PARASHIFT_SOURCE_DIR "/tests/core/controller/plugin_test.cpp"))
             .find(": not a loadable shared library (") != std::string::npos);
-  CHECK(load_error(plugins("/nonexistent/libx.so")) ==
+  CHECK(test::policy_error(plugins("/nonexistent/libx.so")) ==
         "scenario.yaml:1:11: policy.plugins[0]: /nonexistent/libx.so: no such plugin file");
   // The same plugin twice: its name is taken.
-  CHECK(load_error("plugins: [libspeed_split.so, libspeed_split.so]\n")
+  CHECK(test::policy_error("plugins: [libspeed_split.so, libspeed_split.so]\n")
             .find("policy.plugins[1]: plugin module name 'speed_split' is taken") !=
         std::string::npos);
-  CHECK(load_error("plugins: libspeed_split.so\n") ==
+  CHECK(test::policy_error("plugins: libspeed_split.so\n") ==
         "scenario.yaml:1:10: policy.plugins: expected a list of at most 16 plugin library "
         "paths");
-  CHECK(load_error("plugins: [[a]]\n") ==
+  CHECK(test::policy_error("plugins: [[a]]\n") ==
         "scenario.yaml:1:11: policy.plugins[0]: expected the path of a plugin library");
 }
 
 TEST_CASE("a plugin's impossible decision ends the run naming the plugin") {
-  test::ContractCase c;
-  c.plan.pp = 4;
-  c.plan.dp = 1;
-  c.plan.global_batch = 8;
-  c.layers = 16;
+  test::ContractCase c = test::pipeline_case(4, 1, 8, 16);
   test::FakeBackend backend(c);
   core::Controller ctl(test::contract_job(c, 100),
                        test::policy_from_yaml(plugins(PARASHIFT_TEST_PLUGIN_BAD_SPLIT)),

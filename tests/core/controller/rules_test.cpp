@@ -16,15 +16,6 @@ using namespace parashift;
 
 namespace {
 
-std::string policy_error(const std::string& yaml) {
-  try {
-    test::policy_from_yaml(yaml);
-  } catch (const core::InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 std::string rule(const std::string& when, const std::string& action) {
   // Line 3 "  - when: ...", line 4 "    do: ...".
   return "straggler: on\nrules:\n  - when: " + when + "\n    do: " + action + "\n";
@@ -49,34 +40,34 @@ TEST_CASE("a rule is read with its conditions and settings") {
 }
 
 TEST_CASE("bad rules are one located line each") {
-  CHECK(policy_error(rule("{slowdwn: \">1\"}", "{balance.min_gain_s: 1}"))
+  CHECK(test::policy_error(rule("{slowdwn: \">1\"}", "{balance.min_gain_s: 1}"))
             .find("scenario.yaml:3:12: policy.rules[0].when.slowdwn: unknown field (did you "
                   "mean 'slowdown'?") == 0);
-  CHECK(policy_error(rule("{slowdown: 1.3}", "{balance.min_gain_s: 1}")) ==
+  CHECK(test::policy_error(rule("{slowdown: 1.3}", "{balance.min_gain_s: 1}")) ==
         "scenario.yaml:3:22: policy.rules[0].when.slowdown: expected a comparison such as "
         "\">1.3\" (>, >=, <, <= and a number), found '1.3'");
-  CHECK(policy_error(rule("{slowdown: \">x\"}", "{balance.min_gain_s: 1}")).find("found '>x'") !=
-        std::string::npos);
-  CHECK(policy_error(rule("{straggler: cpu}", "{balance.min_gain_s: 1}")) ==
+  CHECK(test::policy_error(rule("{slowdown: \">x\"}", "{balance.min_gain_s: 1}"))
+            .find("found '>x'") != std::string::npos);
+  CHECK(test::policy_error(rule("{straggler: cpu}", "{balance.min_gain_s: 1}")) ==
         "scenario.yaml:3:23: policy.rules[0].when.straggler: expected one of any, gpu, node, "
         "link, found 'cpu'");
-  CHECK(policy_error(rule("{}", "{balance.min_gain_s: 1}")) ==
+  CHECK(test::policy_error(rule("{}", "{balance.min_gain_s: 1}")) ==
         "scenario.yaml:3:5: policy.rules[0].when: expected at least one condition (straggler, "
         "slowdown, iteration, iteration_ms, exposed_comm_share)");
-  CHECK(policy_error(rule("{iteration: \">5\"}", "{balancer.min_gain_s: 1}")) ==
+  CHECK(test::policy_error(rule("{iteration: \">5\"}", "{balancer.min_gain_s: 1}")) ==
         "scenario.yaml:4:31: policy.rules[0].do.balancer.min_gain_s: expected MODULE.KNOB with a "
         "module of: straggler, balance");
-  CHECK(policy_error(rule("{iteration: \">5\"}", "{balance.gain: 1}")) ==
+  CHECK(test::policy_error(rule("{iteration: \">5\"}", "{balance.gain: 1}")) ==
         "scenario.yaml:4:24: policy.rules[0].do.balance.gain: unknown knob 'gain' of module "
         "balance (expected one of: enabled, min_gain_s, min_improvement, move_bandwidth_gbps, "
         "repartition, rebalance, patience)");
   // A setting is checked against the knob's own range.
-  CHECK(policy_error(rule("{iteration: \">5\"}", "{balance.min_improvement: 2}")) ==
+  CHECK(test::policy_error(rule("{iteration: \">5\"}", "{balance.min_improvement: 2}")) ==
         "scenario.yaml:4:35: policy.rules[0].do.balance.min_improvement: expected a number in "
         "[0, 1], found '2'");
-  CHECK(policy_error(rule("{iteration: \">5\"}", "{}")) ==
+  CHECK(test::policy_error(rule("{iteration: \">5\"}", "{}")) ==
         "scenario.yaml:3:5: policy.rules[0].do: expected at least one MODULE.KNOB: value");
-  CHECK(policy_error("rules: {when: {}}\n").find("policy.rules: expected a list") !=
+  CHECK(test::policy_error("rules: {when: {}}\n").find("policy.rules: expected a list") !=
         std::string::npos);
 }
 
@@ -85,11 +76,7 @@ TEST_CASE("a rule fires once its conditions held for_iterations, and changes a k
   // start. The balancer could win back time but needs a 1e9 s net gain; the
   // rule lowers that to 0 once a GPU straggler over 1.5x has been named for
   // 3 iterations.
-  test::ContractCase c;
-  c.plan.pp = 4;
-  c.plan.dp = 2;
-  c.plan.global_batch = 16;
-  c.layers = 32;
+  test::ContractCase c = test::pipeline_case(4, 2, 16, 32);
   test::FakeBackend backend(c);
   backend.set_slowdown(2, 2.0);
   core::Controller ctl(
@@ -124,11 +111,7 @@ TEST_CASE("a rule fires once its conditions held for_iterations, and changes a k
 }
 
 TEST_CASE("a rule can turn a module off") {
-  test::ContractCase c;
-  c.plan.pp = 2;
-  c.plan.dp = 1;
-  c.plan.global_batch = 8;
-  c.layers = 8;
+  test::ContractCase c = test::pipeline_case(2, 1, 8, 8);
   test::FakeBackend backend(c);
   core::Controller ctl(test::contract_job(c, 100),
                        test::policy_from_yaml("straggler: on\nbalance: on\nrules:\n"
@@ -167,7 +150,7 @@ TEST_CASE("a template sets the base; the scenario's own keys override it knob by
   CHECK_FALSE(test::policy_from_yaml("template: small\nbalance: off\n").enabled("balance"));
 
   CHECK(
-      policy_error("template: huge\n")
+      test::policy_error("template: huge\n")
           .find("scenario.yaml:1:11: policy.template: unknown policy template 'huge' (expected one "
                 "of: large-dense, noisy-shared, small; ") == 0);
 }
