@@ -252,6 +252,24 @@ double nccl_bus_factor(CollectiveKind kind, int ranks) {
   return 1.0;
 }
 
+std::string nccl_algo_unavailable(const NcclFabric& fabric, CollectiveKind kind,
+                                  const GroupLinks& links, NcclAlgo algo) {
+  if (algo == NcclAlgo::Auto) return "";
+  const bool p2p = kind == CollectiveKind::AllToAll || kind == CollectiveKind::SendRecv;
+  if (p2p) return "point-to-point operations run as sends and receives, with no ring, tree or NVLS";
+  if (algo == NcclAlgo::Ring) return "";
+  if (kind != CollectiveKind::AllReduce) {
+    return std::string(to_string(algo)) + " runs all_reduce only in this model";
+  }
+  if (algo == NcclAlgo::Nvls && !fabric.nvlink_sharp) {
+    return "nvls needs NVLink SHARP (NVSwitch 3: H100, H200), which this device has not";
+  }
+  if (algo == NcclAlgo::Nvls && !(links.ranks_per_node >= 2 && links.intra_Bps > 0)) {
+    return "nvls needs at least 2 ranks a node joined by NVLink";
+  }
+  return "";
+}
+
 NcclTime nccl_collective(const NcclFabric& fabric, CollectiveKind kind, double bytes,
                          const GroupLinks& links, NcclAlgo algo) {
   if (links.ranks <= 1 || bytes <= 0.0) return {};
@@ -263,10 +281,8 @@ NcclTime nccl_collective(const NcclFabric& fabric, CollectiveKind kind, double b
       keep_faster(best, (p2p_time(fabric, kind, bytes, links, r, p)), have);
     return to_time(best);
   }
-  const bool all_reduce = kind == CollectiveKind::AllReduce;
-  const bool can_tree = all_reduce;
-  const bool can_nvls =
-      all_reduce && fabric.nvlink_sharp && links.ranks_per_node >= 2 && links.intra_Bps > 0;
+  const bool can_tree = nccl_algo_unavailable(fabric, kind, links, NcclAlgo::Tree).empty();
+  const bool can_nvls = nccl_algo_unavailable(fabric, kind, links, NcclAlgo::Nvls).empty();
   const bool only = algo != NcclAlgo::Auto;
   if (can_nvls && (!only || algo == NcclAlgo::Nvls)) {
     keep_faster(best, (nvls_time(fabric, bytes, links, r)), have);

@@ -70,6 +70,13 @@ struct NcclTime {
 /// 2(n-1)/n; reduce-scatter, all-gather, all-to-all (n-1)/n; send/recv 1.
 double nccl_bus_factor(CollectiveKind kind, int ranks);
 
+/// Why `algo` cannot run `kind` on this group ("" when it can; Auto always
+/// can, Ring every collective): send/recv and all-to-all are point-to-point,
+/// with no algorithm to choose; tree and NVLS are all-reduce only; NVLS needs
+/// NVLink SHARP and at least 2 ranks a node.
+std::string nccl_algo_unavailable(const NcclFabric& fabric, CollectiveKind kind,
+                                  const GroupLinks& links, NcclAlgo algo);
+
 /// One collective of `bytes` per rank (nccl-tests' size). With `algo` Auto
 /// the fastest algorithm/protocol pair; otherwise the fastest protocol of
 /// `algo`, or of the ring where `algo` cannot run this collective (tree and

@@ -72,10 +72,25 @@ TEST_CASE("collectives: bad input is one line naming the option, exit 2") {
       {"--op", "all_reduce", "--nodes", "4"},          // nodes without gpus-per-node
       {"--op", "all_reduce", "--ranks", "-3"},         // negative ranks
       {"--op", "sendrecv", "--ranks", "8"},            // send/recv needs 2 ranks
+      // An algorithm the collective has not, once silently run as a ring:
+      {"--op", "all_gather", "--algo", "nvls"},                // NVLS: all_reduce only
+      {"--op", "reduce_scatter", "--algo", "tree"},            // tree: all_reduce only
+      {"--op", "sendrecv", "--ranks", "2", "--algo", "ring"},  // point-to-point
   };
-  const std::vector<std::string> names = {"-b 8G",          "-b 0",           "-e 12Q",
-                                          "--op broadcast", "--algo collnet", "-f 1",
-                                          "--nodes",        "--ranks",        "--op sendrecv"};
+  const std::vector<std::string> names = {
+      "-b 8G",
+      "-b 0",
+      "-e 12Q",
+      "--op broadcast",
+      "--algo collnet",
+      "-f 1",
+      "--nodes",
+      "--ranks",
+      "--op sendrecv",
+      "--algo nvls --op all_gather: nvls runs all_reduce only in this model (use --algo auto or "
+      "ring)",
+      "--algo tree --op reduce_scatter: tree runs all_reduce only",
+      "--algo ring --op sendrecv: point-to-point operations"};
   for (std::size_t i = 0; i < bad.size(); ++i) {
     std::vector<std::string> args = {"collectives", "--topology", "dgx-h100"};
     args.insert(args.end(), bad[i].begin(), bad[i].end());
@@ -85,6 +100,11 @@ TEST_CASE("collectives: bad input is one line naming the option, exit 2") {
     CHECK(lines_of(r.err) == 1);
     CHECK(r.err.find(names[i]) != std::string::npos);
   }
+  // NVLS on A100s, which have no NVLink SHARP.
+  const auto a100 = run_parashift({"collectives", "--topology", "dgx-a100", "--device", "a100-80gb",
+                                   "--op", "all_reduce", "--algo", "nvls"});
+  CHECK(a100.status == 2);
+  CHECK(a100.err.find("nvls needs NVLink SHARP") != std::string::npos);
 }
 
 TEST_CASE("collectives: --backend sim runs the same model on the max-min network") {

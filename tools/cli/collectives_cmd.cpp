@@ -241,6 +241,11 @@ void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
   const std::string& device_name = device.name;
   const Group g = group_of(o, cluster, kind);
   const core::GroupLinks links = core::group_links(cluster, g.ranks, g.ranks_per_node);
+  if (const std::string why = core::nccl_algo_unavailable(cluster.nccl, kind, links, algo);
+      !why.empty()) {
+    throw core::InputError("--algo " + o.algo + " --op " + o.op + ": " + why +
+                           " (use --algo auto or ring)");
+  }
 
   std::ostream& out = ctx.out;
   out << "# parashift collectives: " << o.op << " on " << g.ranks << " ranks (" << links.nodes()
