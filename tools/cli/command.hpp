@@ -17,6 +17,7 @@ struct CliContext {
   std::ostream& out;
   std::ostream& err;
   int status = 0;
+  bool quiet = false;  // -q,--quiet: no progress bar (tools/cli/progress.hpp)
 };
 
 void add_simulate_command(CLI::App& app, CliContext& ctx);

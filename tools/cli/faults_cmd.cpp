@@ -1,13 +1,10 @@
 // `parashift faults SCENARIO`: a fault-injection campaign, in-memory
 // snapshots + spares against periodic remote checkpoints + full restart.
 // The scenario's `faults:` section configures the campaign.
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "core/faults/fault_config.hpp"
 #include "core/input_error.hpp"
@@ -17,6 +14,7 @@
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/output_path.hpp"
+#include "tools/cli/progress.hpp"
 
 namespace parashift::tools {
 
@@ -47,17 +45,12 @@ void run_faults(const FaultsOptions& opts, CliContext& ctx) {
   if (!opts.trace_path.empty()) {
     campaign.trace = sim::read_failure_trace(opts.trace_path, setup->targets, scenario.topology);
   }
-  const bool tty = &ctx.err == &std::cerr && isatty(STDERR_FILENO) == 1;
-  if (tty) {
-    campaign.progress = [&ctx](int done, int total) {
-      const int width = 40;
-      const int filled = done * width / total;
-      ctx.err << "\r[" << std::string(static_cast<std::size_t>(filled), '#')
-              << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << done << "/"
-              << total << " seeds" << (done == total ? "\n" : "") << std::flush;
-    };
+  sim::CampaignResult result;
+  {
+    Progress bar(ctx, "seeds");
+    campaign.progress = [&bar](int done, int total) { bar.update(done, total); };
+    result = sim::run_campaign(*setup, campaign);
   }
-  const sim::CampaignResult result = sim::run_campaign(*setup, campaign);
   sim::print_campaign(ctx.out, *setup, result);
   if (!opts.json_path.empty()) write_json_file(opts.json_path, sim::to_json(*setup, result));
   if (!opts.svg_path.empty()) {
@@ -118,6 +111,7 @@ void add_faults_command(CLI::App& app, CliContext& ctx) {
       "  parashift faults scenarios/faults-llama3-405b-16k.yaml --seeds 20 --svg campaign.svg\n"
       "  parashift faults scenarios/faults-llama3-405b-16k.yaml --set faults.spares=0 --json "
       "f.json");
+  add_quiet_flag(*cmd, ctx);
   cmd->callback([opts, &ctx] { run_faults(*opts, ctx); });
 }
 

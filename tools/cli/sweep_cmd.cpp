@@ -19,6 +19,7 @@
 #include "tools/cli/command.hpp"
 #include "tools/cli/format_number.hpp"
 #include "tools/cli/output_path.hpp"
+#include "tools/cli/progress.hpp"
 #include "tools/cli/svg_plot.hpp"
 #include "topologies/topology.hpp"
 
@@ -252,10 +253,13 @@ void run_sweep(const SweepOptions& opts, CliContext& ctx) {
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
+  std::atomic<long long> done{0};
+  Progress bar(ctx, "points");
   auto work = [&] {
     for (std::size_t i = next++; i < points.size(); i = next++) {
       try {
         rows[i] = run_point(opts, axes, points[i]);
+        bar.update(++done, static_cast<long long>(points.size()));
       } catch (...) {
         const std::lock_guard<std::mutex> lock(failure_mutex);
         if (!failure) failure = std::current_exception();
@@ -267,6 +271,7 @@ void run_sweep(const SweepOptions& opts, CliContext& ctx) {
   for (std::size_t t = 1; t < jobs; ++t) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
+  bar.finish();
   if (failure) std::rethrow_exception(failure);
 
   write_csv(opts.csv_path, axes, rows);
@@ -315,6 +320,7 @@ void add_sweep_command(CLI::App& app, CliContext& ctx) {
                   "Override a scenario field at every point, e.g. --set plan.dp=null (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  add_quiet_flag(*cmd, ctx);
   cmd->add_option("--jobs", opts->jobs, "Threads (default: every core)")
       ->check(CLI::Range(1, 1024))
       ->type_name("N");
