@@ -150,7 +150,7 @@ SnapshotConfig read_snapshot(YamlFields& f) {
 
 BaselineConfig read_baseline(YamlFields& f) {
   BaselineConfig b;
-  b.checkpoint_interval_ns = interval(f, "checkpoint_interval", 1800 * kNsPerS);
+  b.checkpoint_interval_ns = interval(f, "checkpoint_interval", b.checkpoint_interval_ns);
   b.storage_Bps = gbps(optional_number(f, "storage_gbps", b.storage_Bps * 8 / 1e9, 0, 1e12, true,
                                        "a number of Gb/s > 0"));
   b.restart_ns = optional_duration(f, "restart", b.restart_ns);

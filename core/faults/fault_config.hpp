@@ -59,7 +59,8 @@ struct SnapshotConfig {
 };
 
 struct BaselineConfig {
-  std::optional<TimeNs> checkpoint_interval_ns;  // nullopt: "auto" (Young/Daly)
+  // nullopt: "auto" (Young/Daly). 30 min whether or not a `baseline:` section is written.
+  std::optional<TimeNs> checkpoint_interval_ns = 1800 * kNsPerS;
   double storage_Bps = 1e12;                     // aggregate remote-storage bandwidth
   TimeNs restart_ns = 600 * kNsPerS;             // full job restart (scheduler + init)
 };

@@ -81,6 +81,18 @@ faults:
   CHECK(c.failures_per_hour(64, 8, 64, 0) == doctest::Approx(0.00128 + 0.0004));
 }
 
+TEST_CASE("the baseline's checkpoint interval defaults to 30 min with or without its section") {
+  // It was Young/Daly's "auto" (4.5-6 min on the shipped campaign) without a
+  // baseline: section and 30 min with one that left the field out.
+  const TimeNs half_hour = 1800 * kNsPerS;
+  CHECK(read("faults: {gpu_mtbf_hours: 1000}\n").baseline.checkpoint_interval_ns == half_hour);
+  CHECK(read("faults: {baseline: {}}\n").baseline.checkpoint_interval_ns == half_hour);
+  CHECK(read("faults: {baseline: {storage_gbps: 100}}\n").baseline.checkpoint_interval_ns ==
+        half_hour);
+  CHECK_FALSE(read("faults: {baseline: {checkpoint_interval: auto}}\n")
+                  .baseline.checkpoint_interval_ns.has_value());
+}
+
 TEST_CASE("a fixed snapshot interval remembers where it was written") {
   // The cadence is checked against it once iteration and replication times
   // are known (sim/faults/campaign_setup.cpp); the message points here.
