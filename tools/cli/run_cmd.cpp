@@ -11,8 +11,11 @@
 // the calibrated kernels (hw::executor_work_profile), and the executor's own
 // replay (hw::predict_iteration) is printed beside it.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
 #include "hw/calib/predict.hpp"
+#include "hw/comm/watchdog.hpp"
 #include "hw/exec/training_run.hpp"
 #include "sim/iteration.hpp"
 #include "sim/sim_backend.hpp"
@@ -67,6 +71,7 @@ struct RunOptions {
   std::string clock = "wall";  // hw: how compute is timed (wall, counted)
   int device = -1;             // cuda: GPU index (-1: not given, each rank its index on its node)
   std::string math;            // cuda: fp32 or tf32 (empty: not given, fp32)
+  int watchdog_s = 300;        // hw: a communication call stalled this long ends the job; 0: off
 };
 
 double ms(core::TimeNs t_ns) {
@@ -209,6 +214,22 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   config.options.ranks_per_node =
       opts.ranks_per_node >= 0 ? opts.ranks_per_node : mpi.ranks_per_node();
   hw::Communicator* job = world.get();
+  // A peer that died or hangs leaves this rank blocked inside MPI, which no
+  // exception can leave: the watchdog names the call and ends the job.
+  std::optional<hw::Watchdog> dog;
+  std::optional<hw::WatchedCommunicator> watched;
+  if (opts.watchdog_s > 0 && opts.backend == "hw") {
+    dog.emplace(std::chrono::seconds(opts.watchdog_s), world->rank(),
+                [&mpi](const std::string& message) {
+                  std::cerr << "parashift: error: " << message
+                            << " [a peer rank stopped or hangs, or the network failed; after "
+                               "fixing it, run again with --restore]\n"
+                            << std::flush;
+                  mpi.abort_job(3);
+                });
+    watched.emplace(*world, *dog, "world");
+    job = &*watched;
+  }
 #ifdef PARASHIFT_HAVE_CUDA
   CudaRank cuda;
   if (opts.backend == "cuda") {
@@ -423,6 +444,12 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--math", opts->math,
                   "cuda: GEMM precision, fp32 (default) or tf32 (tensor cores)")
       ->check(CLI::IsMember({"fp32", "tf32"}));
+  cmd->add_option("--watchdog", opts->watchdog_s,
+                  "hw: end the job, naming the rank, group and call, when a communication call "
+                  "makes no progress for SECONDS (0: off; the NCCL path has its own)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->type_name("SECONDS");
   cmd->callback([opts, &ctx] { run_run(*opts, ctx); });
 }
 
