@@ -17,7 +17,8 @@ TimeNs healthy_iteration_ns(const core::Scenario& scenario) {
 
 }  // namespace
 
-RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace) {
+RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
+                        const RunProgress& progress) {
   RunSummary run;
   SimBackend backend(scenario);
   backend.set_trace(trace);
@@ -54,6 +55,7 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace) {
       alive = runner.step();
       backend.set_trace(nullptr);
     }
+    if (progress) progress(runner.iterations(), planned);
   }
   const double tokens_per_iteration =
       static_cast<double>(scenario.plan.global_batch) * scenario.training.seq_len;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ struct RunSummary {
   double tokens = 0;                // trained over the run
   std::vector<TakenDirective> directives;
   std::vector<DetectedStraggler> stragglers;
-  std::vector<core::PolicyNote> notes;  // rules' knob changes, plugins' notes
+  std::vector<core::PolicyNote> notes;      // rules' knob changes, plugins' notes
   std::vector<std::string> policy_modules;  // enabled ones
   std::vector<core::FailureSeen> failures;  // the run ended at the first
   IterationResult last;
@@ -39,7 +40,12 @@ struct RunSummary {
   TimeNs lost_ns() const { return total_ns - iterations * healthy_iteration_ns; }
 };
 
-/// Runs the scenario. `trace`, when set, records the first simulated iteration.
-RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace = nullptr);
+/// Iterations done of those planned (a run by duration: of the healthy estimate).
+using RunProgress = std::function<void(std::int64_t done, std::int64_t planned)>;
+
+/// Runs the scenario. `trace`, when set, records the first simulated
+/// iteration; `progress`, when set, is called after every iteration.
+RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace = nullptr,
+                        const RunProgress& progress = {});
 
 }  // namespace parashift::sim

@@ -58,7 +58,7 @@ TEST_CASE("no bar before the delay, when disabled, or on a stream that is no ter
   CHECK(err.str().empty());
 }
 
-TEST_CASE("faults and sweep take --quiet") {
+TEST_CASE("simulate, faults and sweep take --quiet") {
   const std::string src = PARASHIFT_SOURCE_DIR;
   const auto f =
       parashift::test::run_parashift({"faults", src + "/scenarios/faults-llama3-405b-16k.yaml",
@@ -69,4 +69,8 @@ TEST_CASE("faults and sweep take --quiet") {
        "--csv", parashift::test::temp_file_path("quiet.csv"), "-q"});
   CHECK(s.status == 0);
   CHECK(s.err.empty());
+  const auto sim =
+      parashift::test::run_parashift({"simulate", src + "/scenarios/default.yaml", "--quiet"});
+  CHECK(sim.status == 0);
+  CHECK(sim.err.empty());
 }

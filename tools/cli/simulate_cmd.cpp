@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/output_path.hpp"
 #include "tools/cli/pipeline_svg.hpp"
+#include "tools/cli/progress.hpp"
 #include "tools/cli/run_report.hpp"
 
 namespace parashift::tools {
@@ -105,7 +107,14 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   }
   sim::TraceRecorder trace;
   const bool traced = !opts.trace_path.empty() || !opts.svg_path.empty();
-  const sim::RunSummary run = sim::run_scenario(scenario, traced ? &trace : nullptr);
+  sim::RunSummary run;
+  {
+    Progress bar(ctx, "iterations");
+    run = sim::run_scenario(scenario, traced ? &trace : nullptr,
+                            [&bar](std::int64_t done, std::int64_t planned) {
+                              bar.update(done, std::max(done, planned));
+                            });
+  }
   sim::print_summary(ctx.out, scenario, run);
   for (const auto& f : run.failures) ctx.out << "run ended: " << core::to_string(f) << "\n";
   if (!opts.trace_path.empty()) write_trace(opts.trace_path, trace, scenario, run.last);
@@ -164,6 +173,7 @@ void add_simulate_command(CLI::App& app, CliContext& ctx) {
                   "Override a scenario field, e.g. --set plan.tp=4 (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  add_quiet_flag(*cmd, ctx);
   cmd->add_option("--iterations", opts->iterations, "Iterations to run (overrides run.iterations)")
       ->check(CLI::Range(1, 100000000))
       ->type_name("N");
