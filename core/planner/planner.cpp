@@ -7,8 +7,25 @@
 #include "core/cost/memory.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/planner/plan_space.hpp"
+#include "core/scenario/cluster_view.hpp"
+#include "core/scenario/scenario.hpp"
 
 namespace parashift::core {
+
+PlannerInput planner_input_of(const Scenario& scenario, const topo::Topology& topology) {
+  PlannerInput in;
+  in.model = scenario.model;
+  in.device = scenario.device;
+  in.cluster = cluster_view_of(topology, scenario.device);
+  in.global_batch = scenario.training.global_batch;
+  in.seq_len = scenario.training.seq_len;
+  in.precision = scenario.training.precision;
+  return in;
+}
+
+PlannerInput planner_input_of(const Scenario& scenario) {
+  return planner_input_of(scenario, scenario.topology);
+}
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include "core/model_spec.hpp"
 #include "core/parallel_plan.hpp"
 #include "core/planner/plan_pins.hpp"
+#include "topologies/topology.hpp"
 
 namespace parashift::core {
 
@@ -73,6 +74,13 @@ struct PlanSearch {
   SearchStats stats;
   std::optional<ReferenceStanding> reference;
 };
+
+struct Scenario;
+
+/// The scenario's model, device, cluster (of `topology`), batch, sequence
+/// length and precision; no pins, no reference plan.
+PlannerInput planner_input_of(const Scenario& scenario, const topo::Topology& topology);
+PlannerInput planner_input_of(const Scenario& scenario);
 
 /// Bytes a plan may use on `device` under `margin`.
 double usable_memory_bytes(const DeviceSpec& device, double margin);

@@ -103,12 +103,7 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
   s->checkpoint_every = every_of(checkpoint_interval_s, s->nominal.iteration_ns);
   s->checkpoint_interval_ns = s->checkpoint_every * s->nominal.iteration_ns;
 
-  s->planner_base.model = scenario.model;
-  s->planner_base.device = scenario.device;
-  s->planner_base.cluster = core::cluster_view_of(topology, scenario.device);
-  s->planner_base.global_batch = scenario.training.global_batch;
-  s->planner_base.seq_len = scenario.training.seq_len;
-  s->planner_base.precision = scenario.training.precision;
+  s->planner_base = core::planner_input_of(scenario, topology);
   s->restore = std::make_unique<RestoreTimer>(topology, s->slots, config.snapshot.host_copy_Bps);
   return s;
 }

@@ -2,6 +2,7 @@
 // bad input, and the SVG writer.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -48,6 +49,11 @@ int count(const std::string& text, const std::string& what) {
 std::vector<std::string> grid_args(const std::string& csv) {
   return {"sweep",         kSmall,   "--set",       "plan.dp=null", "--grid",
           "plan.tp=2,4,3", "--grid", "plan.pp=1,2", "--csv",        csv};
+}
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 }  // namespace
@@ -173,4 +179,105 @@ TEST_CASE("svg plot: y from 0 to a round maximum, a missing point breaks the lin
   std::ostringstream again;
   write_svg(again, plot);
   CHECK(again.str() == svg);
+}
+
+TEST_CASE("sweep --resume keeps the rows a CSV holds and runs only the rest") {
+  const std::string full = temp_path("resume-full.csv"), part = temp_path("resume-part.csv");
+  REQUIRE(cli(grid_args(full)).status == 0);
+  // The same sweep cut short after 4 of its 6 points (header + 4 rows).
+  const auto lines = lines_of(read_text_file(full));
+  REQUIRE(lines.size() == 7);
+  {
+    std::ofstream cut(part);
+    for (std::size_t i = 0; i < 5; ++i) cut << lines[i] << "\n";
+  }
+  const Result r = cli(grid_args(part) + std::vector<std::string>{"--resume"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("4 kept from " + part) != std::string::npos);
+  CHECK(read_text_file(part) == read_text_file(full));  // the same bytes as one whole run
+  // A CSV of another sweep is refused, not overwritten.
+  auto other = grid_args(part);
+  other[5] = "plan.tp=2,4";
+  other.push_back("--resume");
+  other.insert(other.begin() + 6, {"--grid", "training.seq_len=2048"});
+  const Result bad = cli(other);
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--resume: " + part + ": its header is ") != std::string::npos);
+  CHECK(read_text_file(part) == read_text_file(full));
+}
+
+TEST_CASE("sweep --random N runs a seeded sample of the grid, in grid order") {
+  const std::string a = temp_path("random-a.csv"), b = temp_path("random-b.csv");
+  const std::vector<std::string> sample = {"--random", "3", "--seed", "5"};
+  const Result r = cli(grid_args(a) + sample);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("3 of 6 points (a random 3, seed 5)") != std::string::npos);
+  REQUIRE(cli(grid_args(b) + sample).status == 0);
+  CHECK(read_text_file(a) == read_text_file(b));  // the same seed, the same points
+  const auto rows = lines_of(read_text_file(a));
+  REQUIRE(rows.size() == 4);
+  std::vector<long long> points;
+  for (std::size_t i = 1; i < rows.size(); ++i) points.push_back(std::stoll(rows[i]));
+  CHECK(std::is_sorted(points.begin(), points.end()));
+  CHECK(std::set<long long>(points.begin(), points.end()).size() == 3);
+  CHECK(points.back() < 6);
+  const Result big = cli(grid_args(a) + std::vector<std::string>{"--random", "7"});
+  CHECK(big.status == 2);
+  CHECK(big.err.find("--random 7: the grid has 6 points") != std::string::npos);
+}
+
+TEST_CASE("sweep --run plan gives the planner's best per point, --json the same rows") {
+  const std::string csv = temp_path("plan.csv"), json = temp_path("plan.json");
+  const Result r = cli({"sweep", kSmall, "--run", "plan", "--grid", "training.global_batch=32,64",
+                        "--csv", csv, "--json", json});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto rows = lines_of(read_text_file(csv));
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0] ==
+        "point,training.global_batch,status,gpus,best_plan,iteration_s,tokens_per_s,mfu,"
+        "bubble_share,peak_memory_gib,plans_evaluated");
+  // Point 0 is the scenario as written: its best is `plan --top 1`'s.
+  const std::string plan_json = temp_path("plan-top1.json");
+  REQUIRE(cli({"plan", kSmall, "--top", "1", "--json", plan_json}).status == 0);
+  const auto top = nlohmann::json::parse(read_text_file(plan_json))["top"][0];
+  CHECK(rows[1].rfind("0,32,ok,16," + top["label"].get<std::string>() + ",", 0) == 0);
+  const auto doc = nlohmann::json::parse(read_text_file(json));
+  REQUIRE(doc.size() == 2);
+  CHECK(doc[0]["best_plan"] == top["label"]);
+  CHECK(doc[0]["iteration_s"].get<double>() ==
+        doctest::Approx(top["iteration_time_s"].get<double>()).epsilon(1e-5));
+  CHECK(doc[1]["training.global_batch"] == "64");
+}
+
+TEST_CASE("sweep --run faults gives each point's ETTR; a scenario without faults is refused") {
+  const std::string csv = temp_path("faults.csv");
+  const std::vector<std::string> faults = {"sweep",   kSmall,
+                                           "--run",   "faults",
+                                           "--seeds", "2",
+                                           "--days",  "1",
+                                           "--set",   "faults={gpu_mtbf_hours: 100, spares: 8}",
+                                           "--grid",  "faults.node_mtbf_hours=200,2000",
+                                           "--csv",   csv};
+  const Result r = cli(faults);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto rows = lines_of(read_text_file(csv));
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0] ==
+        "point,faults.node_mtbf_hours,status,gpus,failures,ettr_p50,ettr_p1,ettr_min,"
+        "baseline_ettr_p50,lost_work_p50_s,recovery_p50_s");
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    CHECK(rows[i].find(",ok,16,") != std::string::npos);
+  }
+  CHECK(r.out.find("best ETTR: point ") != std::string::npos);
+  const Result none =
+      cli({"sweep", kSmall, "--run", "faults", "--grid", "plan.tp=2,4", "--csv", csv});
+  CHECK(none.status == 2);
+  CHECK(none.err.find("--run faults needs a faults section") != std::string::npos);
+  const Result bad = cli({"sweep", kSmall, "--run", "train", "--grid", "plan.tp=2", "--csv", csv});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("--run train: expected simulate, plan or faults") != std::string::npos);
 }

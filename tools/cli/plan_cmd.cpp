@@ -151,13 +151,7 @@ void run_plan(const PlanOptions& opts, CliContext& ctx) {
   load.plan_optional = true;  // the search needs no plan of its own
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides, load);
 
-  core::PlannerInput in;
-  in.model = scenario.model;
-  in.device = scenario.device;
-  in.cluster = core::cluster_view_of(scenario.topology, scenario.device);
-  in.global_batch = scenario.training.global_batch;
-  in.seq_len = scenario.training.seq_len;
-  in.precision = scenario.training.precision;
+  core::PlannerInput in = core::planner_input_of(scenario);
   in.pins = pins;
   if (scenario.has_plan) in.reference = scenario.plan;
   core::PlannerOptions options;
