@@ -118,8 +118,10 @@ ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_di
   }
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  std::error_code ec;
+  const bool same = fs::equivalent(dirs[0], dirs[1], ec);
   throw InputError("unknown model preset '" + name + "' (known: " + known + "; looked in " +
-                   dirs[0].string() + " and " + dirs[1].string() + ")");
+                   dirs[0].string() + (same ? "" : " and " + dirs[1].string()) + ")");
 }
 
 namespace {

@@ -106,6 +106,9 @@ TEST_CASE("the unknown-preset error lists each preset once") {
     const auto first = what.find("llama3-70b");
     REQUIRE(first != std::string::npos);
     CHECK(what.find("llama3-70b", first + 1) == std::string::npos);
+    // ... and the folder searched is named once, not as two.
+    CHECK(what.find("; looked in " + std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/models)") !=
+          std::string::npos);
   }
 }
 
