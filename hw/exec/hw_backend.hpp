@@ -85,6 +85,13 @@ struct RestoreStats {
   long long version = -1;
   int shards_fetched = 0;  // over the job: shards that came from a replica on another node
   double bytes_fetched = 0;
+  /// Shard files present by name that the store refused (another job,
+  /// rank, version, kind or plan; truncated; hash mismatch), any version,
+  /// own or replica, as "<path>: <reason>": every rank's on rank 0, this
+  /// rank's on the others. A refused own shard of the restored version is
+  /// fetched from its replica, like a lost one; a version refused on both
+  /// sides is not restorable.
+  std::vector<std::string> refused;
 };
 
 class HwBackend : public core::Backend {
@@ -165,8 +172,14 @@ class HwBackend : public core::Backend {
   void deserialize(std::span<const std::byte> payload);
   void write_slot(ByteWriter& out, const LayerSlot& slot) const;
   void read_slot(ByteReader& in, LayerSlot& slot) const;
-  /// available[r]: versions of rank r's shard that exist (own store or its replica).
-  std::vector<std::vector<long long>> snapshot_table(std::vector<std::vector<long long>>* own);
+  /// available[r]: versions of rank r's shard that exist and are trusted
+  /// (own store or its replica); `own` (when given) the trusted own ones,
+  /// `refused` (when given) this rank's refused files.
+  std::vector<std::vector<long long>> snapshot_table(std::vector<std::vector<long long>>* own,
+                                                     std::vector<std::string>* refused);
+  /// Collective: every rank's refused shard files on rank 0 (rank order),
+  /// `mine` on the others.
+  std::vector<std::string> gather_refused(std::vector<std::string> mine);
   int ranks_per_node() const;
   int buddy(int rank) const;  // who holds a replica of `rank`'s shard
   int ward(int rank) const;   // whose replica `rank` holds

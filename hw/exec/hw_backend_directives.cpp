@@ -21,6 +21,7 @@ namespace {
 constexpr int kLayerMoveTag = 20'000;  // + global layer index
 constexpr int kReplicaTag = 31'000;
 constexpr int kFetchTag = 31'001;
+constexpr int kRefusedTag = 31'002;
 constexpr std::size_t kVersionSlots = 16;  // versions per rank and kind exchanged at restore
 
 // What a layer slot carries to another stage or into a snapshot: its
@@ -210,15 +211,18 @@ void HwBackend::snapshot(long long version) {
 }
 
 std::vector<std::vector<long long>> HwBackend::snapshot_table(
-    std::vector<std::vector<long long>>* own_out) {
+    std::vector<std::vector<long long>>* own_out, std::vector<std::string>* refused) {
   const int me = world_.rank();
   std::vector<double> row(2 * kVersionSlots, -1.0);
   auto put = [&row](std::vector<long long> versions, std::size_t at) {
     for (std::size_t i = 0; i < std::min(versions.size(), kVersionSlots); ++i)
       row[at + i] = static_cast<double>(versions[i]);
   };
-  put(store_.versions(me, ShardKind::Own), 0);
-  if (buddy(me) != me) put(store_.versions(ward(me), ShardKind::Replica), kVersionSlots);
+  // Only trusted shards count: one of another job or plan, torn or tampered
+  // is as good as lost, so its replica (or an older version) is used.
+  put(store_.trusted_versions(me, ShardKind::Own, refused), 0);
+  if (buddy(me) != me)
+    put(store_.trusted_versions(ward(me), ShardKind::Replica, refused), kVersionSlots);
   const auto all = world_.all_gather(row);
   const int n = world_.size();
   std::vector<std::vector<long long>> own(static_cast<std::size_t>(n)), available(own.size());
@@ -239,12 +243,13 @@ std::vector<std::vector<long long>> HwBackend::snapshot_table(
 }
 
 std::optional<long long> HwBackend::newest_restorable_snapshot() {
-  return newest_common_version(snapshot_table(nullptr));
+  return newest_common_version(snapshot_table(nullptr, nullptr));
 }
 
 void HwBackend::restore(long long version) {
   std::vector<std::vector<long long>> own;
-  const auto available = snapshot_table(&own);
+  std::vector<std::string> refused;
+  const auto available = snapshot_table(&own, &refused);
   auto has = [version](const std::vector<long long>& list) {
     return std::find(list.begin(), list.end(), version) != list.end();
   };
@@ -282,9 +287,27 @@ void HwBackend::restore(long long version) {
       has(own[static_cast<std::size_t>(me)]) ? 0.0 : static_cast<double>(payload.size());
   world_.all_reduce_sum(std::span<double>(&fetched, 1));
   stats.bytes_fetched = fetched;
+  stats.refused = gather_refused(std::move(refused));
   deserialize(payload);
   last_restore_ = stats;
   world_.barrier();
+}
+
+std::vector<std::string> HwBackend::gather_refused(std::vector<std::string> mine) {
+  if (world_.rank() != 0) {
+    std::string joined;
+    for (const auto& line : mine) joined += line + '\n';
+    world_.send_bytes(std::as_bytes(std::span(joined)), 0, kRefusedTag);
+    world_.flush_sends();
+    return mine;
+  }
+  for (int r = 1; r < world_.size(); ++r) {
+    const auto bytes = world_.recv_bytes(r, kRefusedTag);
+    const std::string joined(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    for (std::size_t at = 0, end; (end = joined.find('\n', at)) != std::string::npos; at = end + 1)
+      mine.push_back(joined.substr(at, end - at));
+  }
+  return mine;
 }
 
 void HwBackend::remove_snapshots() {

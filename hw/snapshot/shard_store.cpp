@@ -300,6 +300,20 @@ std::vector<long long> ShardStore::versions(int rank, ShardKind kind) const {
   return out;
 }
 
+std::vector<long long> ShardStore::trusted_versions(int rank, ShardKind kind,
+                                                    std::vector<std::string>* refused) const {
+  std::vector<long long> out;
+  for (long long v : versions(rank, kind)) {
+    const ShardRead r = inspect(rank, v, kind);
+    if (r.payload) {
+      out.push_back(v);
+    } else if (refused != nullptr) {
+      refused->push_back(path_of(rank, v, kind).string() + ": " + r.refused);
+    }
+  }
+  return out;
+}
+
 void ShardStore::prune(int rank, ShardKind kind, int keep) const {
   const auto all = versions(rank, kind);
   for (std::size_t i = static_cast<std::size_t>(std::max(keep, 0)); i < all.size(); ++i) {

@@ -42,6 +42,11 @@ class ShardStore {
   ShardRead inspect(int rank, long long version, ShardKind kind) const;
   /// Versions with a file of this rank and kind, newest first (names only).
   std::vector<long long> versions(int rank, ShardKind kind) const;
+  /// The versions of this rank and kind whose shard inspect() trusts (each
+  /// file is read and hashed), newest first. Each one refused is appended to
+  /// `refused`, when given, as "<path>: <reason>".
+  std::vector<long long> trusted_versions(int rank, ShardKind kind,
+                                          std::vector<std::string>* refused = nullptr) const;
   /// Deletes all but the newest `keep` versions of this rank and kind.
   void prune(int rank, ShardKind kind, int keep) const;
 

@@ -299,10 +299,13 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   if (result.nothing_to_restore)
     ctx.out << "--restore: no snapshot of job '" << config.options.job
             << "' that every rank can restore; started from iteration 0\n";
-  if (result.restored)
+  if (result.restored) {
     ctx.out << "restored snapshot v" << result.restored->version << ": fetched "
             << result.restored->shards_fetched << " lost shard(s), "
             << fmt("%.0f", result.restored->bytes_fetched) << " bytes\n";
+    // A refused shard counts as lost: its replica was fetched (or an older version used).
+    for (const auto& line : result.restored->refused) ctx.out << "  refused " << line << "\n";
+  }
   const PolicyReport policy{core::enabled_modules(scenario.policy), result.directives,
                             result.stragglers, result.failures, result.notes};
   print_policy(ctx.out, policy);
@@ -326,7 +329,8 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     if (result.restored)
       out["restored"] = {{"version", result.restored->version},
                          {"shards_fetched", result.restored->shards_fetched},
-                         {"bytes_fetched", result.restored->bytes_fetched}};
+                         {"bytes_fetched", result.restored->bytes_fetched},
+                         {"refused", result.restored->refused}};
     write_json_file(opts.json_path, out);
   }
 }
