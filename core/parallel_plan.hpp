@@ -30,6 +30,13 @@ struct ParallelPlan {
   int gpus() const { return tp * pp * dp * cp; }
   /// Micro-batches each data-parallel replica runs per iteration.
   int micro_batches() const { return global_batch / (dp * micro_batch); }
+  /// Whether replicas may run different numbers of micro-batches (a
+  /// re-balance): not under FSDP over dp > 1, where every pass gathers its
+  /// layers over the whole data-parallel group, so every replica must run
+  /// the same passes.
+  bool replicas_may_differ() const {
+    return optimizer_sharding != OptimizerSharding::Fsdp || dp < 2;
+  }
 
   /// Every reason this plan cannot run `model` with `seq_len` on `gpu_count`
   /// GPUs, as "field: reason" lines; empty when the plan is valid.

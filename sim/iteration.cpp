@@ -1,19 +1,18 @@
 #include "sim/iteration.hpp"
 
 #include <algorithm>
-#include "core/assert.hpp"
 #include <cmath>
-#include <deque>
 #include <memory>
 #include <stdexcept>
 
+#include "core/assert.hpp"
 #include "core/cost/memory.hpp"
-#include "core/pipeline_schedule.hpp"
 #include "core/rank_layout.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
 #include "sim/collective.hpp"
+#include "sim/iteration_state.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/ring_coflow.hpp"
@@ -30,48 +29,7 @@ using core::virtual_stage;
 
 namespace {
 
-// Megatron's DDP bucket: max(40M, 1M * dp) parameters.
-double bucket_params(int dp) {
-  return std::max(40e6, 1e6 * dp);
-}
-
-struct Worker {
-  int stage = 0, replica = 0, cp_rank = 0;
-  std::vector<int> gpus;  // tensor-parallel ranks (global GPU index)
-  double slowdown = 1.0;
-  std::vector<PassOp> ops;
-  std::size_t next = 0;
-  bool busy = false;
-  std::vector<char> forward_ready;  // [mb * v + chunk]
-  std::vector<char> backward_ready;
-  std::vector<int> backward_left;  // per chunk
-  std::vector<int> inflight;       // per chunk
-  double activation_bytes = 0;
-  TimeNs busy_ns = 0;
-  TimeNs tp_forward_ns_per_layer = 0, tp_backward_ns_per_layer = 0;
-  TimeNs cp_forward_ns_per_layer = 0, cp_backward_ns_per_layer = 0;
-  double params_on_gpu = 0;
-  TimeNs sync_done_ns = -1;  // when its data-parallel group finished the gradient sync
-  WorkerStats stats;
-};
-
-struct Bucket {
-  TimeNs ready_ns = 0;
-  double bytes = 0;  // per GPU
-};
-
-struct DpGroup {
-  int index = 0;
-  std::vector<int> members;                // worker indices
-  std::vector<std::vector<int>> tp_rings;  // per tensor-parallel rank: its data-parallel ring
-  std::vector<int> reported;               // per chunk: members that started their last backward
-  std::vector<std::vector<TimeNs>> bucket_ready;  // per chunk, per bucket: max over members
-  int chunks_queued = 0;
-  std::deque<Bucket> queue;  // buckets waiting for the group's communication stream
-  bool streaming = false;    // a bucket's collective is running
-  bool waiting = false;      // a wake-up for the front bucket is scheduled
-  TimeNs busy_ns = 0;
-};
+using namespace detail;  // sim/iteration_state.hpp: Worker, DpGroup, Bucket
 
 class IterationSim {
  public:
@@ -87,23 +45,8 @@ class IterationSim {
                   ? core::even_split(in.model->layers, virtual_stages_)
                   : in.layers_per_virtual_stage;
     PARASHIFT_ASSERT(static_cast<int>(layers_.size()) == virtual_stages_);
-    if (!in.micro_batches_per_replica.empty()) {
-      if (static_cast<int>(in.micro_batches_per_replica.size()) != plan_.dp) {
-        throw std::invalid_argument("micro_batches_per_replica needs one entry per replica");
-      }
-      int total = 0;
-      for (int m : in.micro_batches_per_replica) {
-        if (m < 1) throw std::invalid_argument("every replica needs at least one micro-batch");
-        if (v_ > 1 && m % stages_ != 0) {
-          throw std::invalid_argument(
-              "interleaved 1F1B needs each replica's micro-batches to be a multiple of pp");
-        }
-        total += m;
-      }
-      if (total * plan_.micro_batch != plan_.global_batch) {
-        throw std::invalid_argument("micro_batches_per_replica must keep the global batch");
-      }
-    }
+    check_replica_micro_batches(in.micro_batches_per_replica, plan_);
+    fsdp_ = plan_.optimizer_sharding == OptimizerSharding::Fsdp && plan_.dp > 1;
     layer_activation_bytes_ = core::layer_activation_bytes(*in.model, plan_, in.seq_len);
     split_backward_ = plan_.schedule == core::Schedule::ZeroBubbleH1;
     last_gradient_pass_ = split_backward_ ? PassKind::BackwardWeight : PassKind::Backward;
@@ -206,16 +149,27 @@ class IterationSim {
         }
         g.reported.assign(v_, 0);
         g.bucket_ready.assign(v_, {});
+        if (fsdp_) {
+          for (int k = 0; k < v_; ++k) {
+            const int v = virtual_stage(stages_, s, k);
+            g.fsdp_chunk.push_back(fsdp_group_comm(paths_, fabric_, profile_, *in_.model,
+                                                   g.tp_rings[0], v == 0,
+                                                   v == virtual_stages_ - 1));
+          }
+        }
       }
     }
   }
+
+  DpGroup& group_of(const Worker& w) { return groups_[w.cp_rank + plan_.cp * w.stage]; }
 
   int chunk_layers(const Worker& w, int chunk) const {
     return layers_[virtual_stage(stages_, w.stage, chunk)];
   }
 
   // Compute and in-stream communication of one pass.
-  std::pair<TimeNs, TimeNs> pass_time(Worker& w, const PassOp& op, TimeNs& tp_ns, TimeNs& cp_ns) {
+  std::pair<TimeNs, TimeNs> pass_time(Worker& w, const PassOp& op, TimeNs& tp_ns, TimeNs& cp_ns,
+                                      TimeNs& dp_ns) {
     const int g = virtual_stage(stages_, w.stage, op.chunk);
     const int layers = chunk_layers(w, op.chunk);
     const auto& layer = profile_.layer;
@@ -244,7 +198,18 @@ class IterationSim {
       cp_ns = layers * w.cp_backward_ns_per_layer;
     }
     const auto compute_ns = static_cast<TimeNs>(std::llround(compute * w.slowdown));
-    return {compute_ns, compute_ns + tp_ns + cp_ns};
+    dp_ns = 0;
+    if (fsdp_ && op.kind != PassKind::BackwardWeight) {
+      // Under ZB-H1 the gathers and reduce-scatters are charged to B.
+      const bool fwd = op.kind == PassKind::Forward;
+      const TimeNs backward = split_backward_ ? layer.backward_input_ns : layer.backward_ns;
+      const double layer_compute =
+          static_cast<double>(fwd ? layer.forward_ns : backward + layer.recompute_ns);
+      const TimeNs layer_ns = std::llround(layer_compute * w.slowdown) +
+                              (fwd ? w.tp_forward_ns_per_layer : w.tp_backward_ns_per_layer);
+      dp_ns = fsdp_pass(group_of(w).fsdp_chunk[op.chunk], fwd, layers, layer_ns).exposed_ns;
+    }
+    return {compute_ns, compute_ns + tp_ns + cp_ns + dp_ns};
   }
 
   bool deps_met(const Worker& w, const PassOp& op) const {
@@ -257,17 +222,45 @@ class IterationSim {
 
   void try_start(int wi) {
     Worker& w = workers_[wi];
-    if (w.busy || w.next >= w.ops.size()) return;
+    if (w.busy || w.at_rendezvous || w.next >= w.ops.size()) return;
     const PassOp op = w.ops[w.next];
     if (!deps_met(w, op)) return;
+    if (fsdp_ && op.kind != PassKind::BackwardWeight) {
+      // The pass's gathers are collectives of the data-parallel group: it
+      // starts when the last member reaches it (members run one schedule).
+      DpGroup& g = group_of(w);
+      w.at_rendezvous = true;
+      g.fsdp_waiting.push_back(wi);
+      if (g.fsdp_waiting.size() < g.members.size()) return;
+      g.busy_ns += fsdp_pass(g.fsdp_chunk[op.chunk], op.kind == PassKind::Forward,
+                             chunk_layers(w, op.chunk), 0)
+                       .comm_ns;
+      for (int m : std::exchange(g.fsdp_waiting, {})) {
+        Worker& member = workers_[m];
+        PARASHIFT_ASSERT(member.ops[member.next].kind == op.kind &&
+                             member.ops[member.next].micro_batch == op.micro_batch &&
+                             member.ops[member.next].chunk == op.chunk,
+                         "FSDP members of a data-parallel group at different passes");
+        member.at_rendezvous = false;
+        start_pass(m);
+      }
+      return;
+    }
+    start_pass(wi);
+  }
+
+  void start_pass(int wi) {
+    Worker& w = workers_[wi];
+    const PassOp op = w.ops[w.next];
     ++w.next;
     w.busy = true;
-    TimeNs tp_ns = 0, cp_ns = 0;
-    const auto [compute_ns, total_ns] = pass_time(w, op, tp_ns, cp_ns);
+    TimeNs tp_ns = 0, cp_ns = 0, dp_ns = 0;
+    const auto [compute_ns, total_ns] = pass_time(w, op, tp_ns, cp_ns, dp_ns);
     w.stats.compute_ns += compute_ns;
     w.stats.tp_comm_ns += tp_ns;
     w.stats.cp_comm_ns += cp_ns;
-    w.busy_ns += total_ns;
+    w.stats.dp_exposed_ns += dp_ns;
+    w.busy_ns += total_ns - dp_ns;  // the bubble subtracts dp_exposed_ns on its own
     if (op.kind == PassKind::Forward) {
       ++w.inflight[op.chunk];
       w.activation_bytes += chunk_layers(w, op.chunk) * layer_activation_bytes_;
@@ -333,6 +326,12 @@ class IterationSim {
     if (plan_.dp == 1) return;
     const Worker& w = workers_[wi];
     DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
+    if (fsdp_) {
+      // Gradients were reduce-scattered after every backward pass: nothing queues.
+      if (++g.reported[chunk] == plan_.dp) ++g.chunks_queued;
+      pump(g);
+      return;
+    }
     const double chunk_params = chunk_layers(w, chunk) * profile_.params_per_gpu_layer +
                                 ((virtual_stage(stages_, w.stage, chunk) == 0 ||
                                   virtual_stage(stages_, w.stage, chunk) == virtual_stages_ - 1)
@@ -410,13 +409,13 @@ class IterationSim {
   void start_optimizer(int wi, TimeNs sync_done_ns) {
     Worker& w = workers_[wi];
     const TimeNs start = std::max(sync_done_ns, w.stats.last_pass_end_ns);
-    w.stats.dp_exposed_ns = start - w.stats.last_pass_end_ns;
+    w.stats.dp_exposed_ns += start - w.stats.last_pass_end_ns;
     const double updated = plan_.optimizer_sharding == OptimizerSharding::None
                                ? w.params_on_gpu
                                : w.params_on_gpu / plan_.dp;
     w.stats.optimizer_ns = core::seconds_to_ns(updated * profile_.optimizer_s_per_param);
     TimeNs gather = 0;
-    if (plan_.optimizer_sharding != OptimizerSharding::None && plan_.dp > 1) {
+    if (plan_.optimizer_sharding == OptimizerSharding::Distributed && plan_.dp > 1) {
       const DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
       gather = ring_collective_ns(paths_, fabric_, CollectiveKind::AllGather, w.params_on_gpu * 2.0,
                                   g.tp_rings[0]);
@@ -484,6 +483,7 @@ class IterationSim {
   std::unique_ptr<FlowNetwork> network_;  // null under NetworkModel::Path
   double layer_activation_bytes_ = 0;
   bool split_backward_ = false;  // ZB-H1: backward = B + W
+  bool fsdp_ = false;            // FSDP over dp > 1: per-pass gathers, no bucket sync
   PassKind last_gradient_pass_ = PassKind::Backward;
 };
 

@@ -171,7 +171,7 @@ std::optional<Balancer::Candidate> Balancer::rebalance(const PolicyContext& cont
                                                        const StageCosts& costs, double now_ns,
                                                        double remaining) const {
   const JobModel& job = context.job;
-  if (job.plan.dp < 2) return std::nullopt;
+  if (job.plan.dp < 2 || !job.plan.replicas_may_differ()) return std::nullopt;
   const auto& now_micro = job.micro_batches_per_replica;
   const int total = std::accumulate(now_micro.begin(), now_micro.end(), 0);
   const auto layers = current_stage_layers(job);

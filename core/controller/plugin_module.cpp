@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <system_error>
@@ -128,6 +129,11 @@ std::string check_split(const PolicyContext& c, const parashift_decision_v1& d,
   if (sum != total) {
     return std::string(what) + ": " + format_int_list(values) + " sums to " + std::to_string(sum) +
            ", expected " + std::to_string(total);
+  }
+  if (!repartition && !c.job.plan.replicas_may_differ() &&
+      std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) != values.end()) {
+    return std::string(what) + ": " + format_int_list(values) +
+           " differ, but under FSDP every replica runs the same passes";
   }
   if (!c.capabilities.live_repartition) {
     return std::string(what) + ": this backend cannot re-partition or re-balance live";

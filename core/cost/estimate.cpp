@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/cost/fsdp.hpp"
+
 namespace parashift::core {
 
 namespace {
@@ -149,15 +151,7 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
       break;
     }
     case OptimizerSharding::Fsdp: {
-      // ZeRO-3 / FSDP as it runs (Rajbhandari et al. 2020, section 5;
-      // PyTorch FSDP, Zhao et al. 2023): every micro-batch gathers each
-      // layer's parameters before its forward and again before its backward
-      // (resharded after the forward), and reduce-scatters its gradients after
-      // its backward; peak_memory() holds the same schedule's working set.
-      // Prefetch runs layer l+1's gather under layer l's compute, so per
-      // layer only what exceeds that compute is exposed, plus the first
-      // gather of the forward and the last reduce-scatter of the backward.
-      // The embedding (and head) parameters are gathered like one more layer.
+      // Per micro-batch, per layer (core/cost/fsdp.hpp).
       const double layer_params = profile.params_per_gpu_layer;
       const double other_params = std::max(0.0, params - ns(layers) * layer_params);
       auto gather = [&](double count) {
@@ -167,21 +161,16 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
         return collective_ns(CollectiveKind::ReduceScatter, count * profile.grad_bytes_per_param,
                              dp, dpn, cluster);
       };
-      const TimeNs ag = gather(layer_params);
-      const TimeNs rs = scatter(layer_params);
-      const TimeNs ag_other = gather(other_params);
-      const TimeNs rs_other = scatter(other_params);
-      const TimeNs mb_comm = layers * (2 * ag + rs) + 2 * ag_other + rs_other;
+      const FsdpComm c{gather(layer_params), scatter(layer_params), gather(other_params),
+                       scatter(other_params)};
+      const TimeNs mb_comm = fsdp_comm_ns(c, layers);
       dp_comm = m * mb_comm;
       if (options.overlap_param_gather && options.overlap_grad_reduce) {
         const TimeNs layer_fwd = layer.forward_ns + tp_layer / 2;
         const TimeNs layer_bwd = layer.backward_ns + layer.recompute_ns + tp_layer / 2;
-        const TimeNs hidden_layers = std::max<TimeNs>(0, layers - 1);
-        const TimeNs fwd_exposed =
-            ag + ag_other + hidden_layers * std::max<TimeNs>(0, ag - layer_fwd);
-        const TimeNs bwd_exposed =
-            rs + rs_other + hidden_layers * std::max<TimeNs>(0, ag + rs - layer_bwd);
-        dp_exposed = m * std::min(mb_comm, fwd_exposed + bwd_exposed);
+        // Each of an interleaved stage's chunks is its own pass.
+        dp_exposed = m * std::min(mb_comm, fsdp_forward_exposed_ns(c, layers, layer_fwd, v) +
+                                               fsdp_backward_exposed_ns(c, layers, layer_bwd, v));
       } else {
         dp_exposed = dp_comm;
       }

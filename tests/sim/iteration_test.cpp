@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+#include <vector>
+
+#include "core/scenario/cluster_view.hpp"
+#include "sim/collective.hpp"
 #include "sim/iteration.hpp"
 #include "test_topologies.hpp"
 
@@ -144,4 +149,79 @@ TEST_CASE("data-parallel gradient sync overlaps the last backward") {
   CHECK(r.iteration_ns == 3'000'000 + 43'590);
   CHECK(r.critical().dp_exposed_ns == 43'590);
   CHECK(r.exposed_comm_ns == 43'590);
+}
+
+namespace {
+
+// FSDP over 2 replicas on a 2-GPU star (tp 1): one layer of 1e6 parameters,
+// 2-byte gradients; 2 micro-batches per replica. `slowdown` for GPU 1.
+sim::IterationResult run_fsdp(core::OptimizerSharding sharding, double slowdown,
+                              std::vector<int> per_replica = {}) {
+  const auto t = test::star(2, 100e9, 1'000);
+  const auto m = model_with_layers(1);
+  const core::DeviceSpec device = core::device_preset("h100-sxm-80gb");
+  core::ParallelPlan plan;
+  plan.dp = 2;
+  plan.global_batch = 4;
+  plan.optimizer_sharding = sharding;
+  auto profile = synthetic_profile();
+  profile.params_per_gpu_layer = 1e6;
+  profile.grad_bytes_per_param = 2;
+  sim::IterationInput in;
+  in.model = &m;
+  in.device = &device;
+  in.plan = &plan;
+  in.seq_len = 1024;
+  in.gpu_slowdown = {1.0, slowdown};
+  in.micro_batches_per_replica = std::move(per_replica);
+  const sim::PathModel paths(t);
+  return sim::simulate_iteration(in, profile, paths);
+}
+
+}  // namespace
+
+TEST_CASE("FSDP: every pass gathers its layer over the data-parallel group") {
+  const auto r = run_fsdp(core::OptimizerSharding::Fsdp, 1.0);
+  // The collectives as the simulator times them (sim/collective.hpp): the
+  // layer's 2 MB of bf16 weights gathered, its 2 MB of gradients scattered.
+  const auto t = test::star(2, 100e9, 1'000);
+  const sim::PathModel paths(t);
+  const auto fabric =
+      core::cluster_view_of(paths.topology(), core::device_preset("h100-sxm-80gb")).nccl;
+  const core::TimeNs ag =
+      sim::ring_collective_ns(paths, fabric, core::CollectiveKind::AllGather, 2e6, {0, 1});
+  const core::TimeNs rs =
+      sim::ring_collective_ns(paths, fabric, core::CollectiveKind::ReduceScatter, 2e6, {0, 1});
+  REQUIRE(ag > 0);
+  REQUIRE(rs > 0);
+  // One layer per pass hides nothing: each forward waits for its gather,
+  // each backward for its reduce-scatter (core/cost/fsdp.hpp). 2 micro-batches
+  // x (0.5 + 1 ms) of compute, no bucket sync at the end.
+  CHECK(r.iteration_ns == 2 * (1'500'000 + ag + rs));
+  CHECK(r.critical().dp_exposed_ns == 2 * (ag + rs));
+  CHECK(r.critical().param_gather_ns == 0);  // no gather after the step: the next forward's
+  // The group's stream carried 2 x (a gather forward, a gather and a scatter backward).
+  CHECK(r.dp_sync_ns == 2 * (2 * ag + rs));
+}
+
+TEST_CASE("FSDP: a slow replica holds its peers at every pass, not only at the sync") {
+  // GPU 1 at 2x: its forward 1 ms, backward 2 ms.
+  const auto fsdp = run_fsdp(core::OptimizerSharding::Fsdp, 2.0);
+  const auto zero1 = run_fsdp(core::OptimizerSharding::Distributed, 2.0);
+  // Distributed optimizer: the healthy replica runs its 2 x 1.5 ms alone and
+  // then waits at the gradient sync.
+  CHECK(zero1.workers[0].last_pass_end_ns == 3'000'000);
+  CHECK(zero1.workers[1].last_pass_end_ns == 6'000'000);
+  // FSDP: every pass starts when both replicas reach it, so the healthy one
+  // ends its last backward 2 - 1 = 1 ms before the slow one (same exposure).
+  CHECK(fsdp.workers[1].last_pass_end_ns > 6'000'000);
+  CHECK(fsdp.workers[0].last_pass_end_ns == fsdp.workers[1].last_pass_end_ns - 1'000'000);
+}
+
+TEST_CASE("FSDP refuses replicas with different micro-batch counts") {
+  // Each pass gathers over the whole group: a replica with more passes would wait forever.
+  CHECK_THROWS_WITH_AS(run_fsdp(core::OptimizerSharding::Fsdp, 1.0, {3, 1}),
+                       doctest::Contains("FSDP needs the same micro-batches on every replica"),
+                       std::invalid_argument);
+  CHECK_NOTHROW(run_fsdp(core::OptimizerSharding::Distributed, 1.0, {3, 1}));
 }

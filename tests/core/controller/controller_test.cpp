@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "contract_support.hpp"
+#include "controller_contract.hpp"
 #include "core/controller/balancer.hpp"
 #include "core/controller/controller.hpp"
 #include "core/controller/pipeline_model.hpp"
@@ -156,6 +157,33 @@ TEST_CASE("micro-batch balancing in steps of pp for interleaved 1F1B") {
   const auto any = core::balanced_micro_batches(costs, layers, 16, caps, {8, 8});
   CHECK(any[0] + any[1] == 16);
   CHECK(slowest(any) <= slowest(even));
+}
+
+TEST_CASE("FSDP: a slow replica keeps its micro-batches (every replica runs the same passes)") {
+  // The contract's re-balance case (pp 2, dp 4, one layer a stage, replica 1
+  // at 2x) re-balances to {8, 4, 8, 8} with sharding off; under FSDP every
+  // pass gathers over the data-parallel group, so no re-balance is issued,
+  // and with one layer a stage no re-partition either: nothing at all.
+  for (const auto sharding :
+       {core::OptimizerSharding::Distributed, core::OptimizerSharding::Fsdp}) {
+    CAPTURE(core::to_string(sharding));
+    auto plan = test::contract_plan(2, 4, 28);
+    plan.optimizer_sharding = sharding;
+    test::FakeHarness h(test::ContractCase{plan, 2});
+    h.slow_down(1, 2.0);
+    core::Controller ctl(h.job(1000),
+                         test::policy_from_yaml("{straggler: {}, balance: {min_gain_s: 1}}"),
+                         h.backend().capabilities());
+    for (int i = 0; i < 30; ++i) ctl.step(h.backend());
+    const auto directives = test::issued(ctl);
+    if (sharding == core::OptimizerSharding::Fsdp) {
+      CHECK(directives.empty());
+      CHECK(h.micro_batches() == std::vector<int>{7, 7, 7, 7});
+    } else {
+      REQUIRE(directives.size() == 1);
+      CHECK(std::holds_alternative<core::RebalanceDirective>(directives[0].action));
+    }
+  }
 }
 
 TEST_CASE("policy section: defaults, knobs and located errors") {

@@ -133,3 +133,26 @@ TEST_CASE("a plugin's impossible decision ends the run naming the plugin") {
                    "values, the plan has 4") != std::string::npos);
   CHECK(backend.layers_per_virtual_stage() == std::vector<int>{4, 4, 4, 4});  // nothing applied
 }
+
+TEST_CASE("a plugin's uneven re-balance under FSDP is refused naming the plugin") {
+  // The test plugin's re-balance {8, 8} -> {7, 9}, on the same job sharded
+  // with FSDP: every pass gathers over the data-parallel group, so replicas
+  // cannot run different passes.
+  test::ContractCase c = test::pipeline_case(2, 2, 16, 8);
+  c.plan.optimizer_sharding = core::OptimizerSharding::Fsdp;
+  test::FakeBackend backend(c);
+  core::Controller ctl(test::contract_job(c, 100),
+                       test::policy_from_yaml(plugins(PARASHIFT_TEST_PLUGIN_GOOD)),
+                       backend.capabilities());
+  std::string error;
+  try {
+    for (int i = 0; i < 8; ++i) ctl.step(backend);
+  } catch (const core::InputError& e) {
+    error = e.what();
+  }
+  INFO(error);
+  CHECK(error.find("(plugin 'always_rebalance'): iteration 4: micro-batches per replica: [7,9] "
+                   "differ, but under FSDP every replica runs the same passes") !=
+        std::string::npos);
+  CHECK(backend.micro_batches() == std::vector<int>{8, 8});  // nothing applied
+}

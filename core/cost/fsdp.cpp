@@ -1,0 +1,31 @@
+#include "core/cost/fsdp.hpp"
+
+#include <algorithm>
+
+namespace parashift::core {
+
+TimeNs fsdp_forward_comm_ns(const FsdpComm& c, TimeNs layers) {
+  return layers * c.gather_ns + c.other_gather_ns;
+}
+
+TimeNs fsdp_backward_comm_ns(const FsdpComm& c, TimeNs layers) {
+  return layers * (c.gather_ns + c.scatter_ns) + c.other_gather_ns + c.other_scatter_ns;
+}
+
+TimeNs fsdp_comm_ns(const FsdpComm& c, TimeNs layers) {
+  return fsdp_forward_comm_ns(c, layers) + fsdp_backward_comm_ns(c, layers);
+}
+
+TimeNs fsdp_forward_exposed_ns(const FsdpComm& c, TimeNs layers, TimeNs layer_ns, TimeNs passes) {
+  passes = std::clamp<TimeNs>(passes, 0, layers);
+  return passes * c.gather_ns + c.other_gather_ns +
+         (layers - passes) * std::max<TimeNs>(0, c.gather_ns - layer_ns);
+}
+
+TimeNs fsdp_backward_exposed_ns(const FsdpComm& c, TimeNs layers, TimeNs layer_ns, TimeNs passes) {
+  passes = std::clamp<TimeNs>(passes, 0, layers);
+  return passes * c.scatter_ns + c.other_scatter_ns +
+         (layers - passes) * std::max<TimeNs>(0, c.gather_ns + c.scatter_ns - layer_ns);
+}
+
+}  // namespace parashift::core

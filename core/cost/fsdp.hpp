@@ -1,0 +1,47 @@
+// FSDP / ZeRO-3 as it runs (Rajbhandari et al. 2020, section 5; PyTorch
+// FSDP, Zhao et al. 2023): every micro-batch gathers each layer's parameters
+// before its forward and again before its backward (resharded after the
+// forward), and reduce-scatters its gradients after its backward. Prefetch
+// runs layer l+1's gather under layer l's compute, so per layer only what
+// exceeds that compute is exposed, plus the first gather of the forward and
+// the last reduce-scatter of the backward. The embedding (and head)
+// parameters are gathered like one more layer. The one source of these
+// terms for the cost model (estimate.cpp, per stage) and the simulator
+// (sim/iteration.cpp, per pass); peak_memory() holds the same schedule's
+// working set.
+#pragma once
+
+#include "core/units.hpp"
+
+namespace parashift::core {
+
+/// One data-parallel group's FSDP collectives, each a single call.
+struct FsdpComm {
+  TimeNs gather_ns = 0;         // one layer's parameters, all-gathered
+  TimeNs scatter_ns = 0;        // one layer's gradients, reduce-scattered
+  TimeNs other_gather_ns = 0;   // the embedding and head parameters the pass holds (0: none)
+  TimeNs other_scatter_ns = 0;  // ... and their gradients
+};
+
+/// A forward's FSDP communication over `layers` layers: one gather per
+/// layer (and of the other parameters).
+TimeNs fsdp_forward_comm_ns(const FsdpComm& c, TimeNs layers);
+/// A backward's: one gather and one reduce-scatter per layer (and of the others).
+TimeNs fsdp_backward_comm_ns(const FsdpComm& c, TimeNs layers);
+/// All of one micro-batch's: forward plus backward.
+TimeNs fsdp_comm_ns(const FsdpComm& c, TimeNs layers);
+/// What a micro-batch's forward over `layers` layers, each computing
+/// `layer_ns`, in `passes` passes (an interleaved stage's chunks, each its
+/// own pass: nothing prefetches across passes), waits for: each pass's first
+/// gather, then each next layer's gather beyond the compute it hides under,
+/// and the other parameters' gather. Linear in the layers, so a stage's sum
+/// over its chunks equals the sum of each chunk's (passes = 1).
+TimeNs fsdp_forward_exposed_ns(const FsdpComm& c, TimeNs layers, TimeNs layer_ns,
+                               TimeNs passes = 1);
+/// Likewise for a backward: each next layer's gather and the previous
+/// layer's reduce-scatter beyond one layer's backward, and each pass's last
+/// reduce-scatter (and the other parameters').
+TimeNs fsdp_backward_exposed_ns(const FsdpComm& c, TimeNs layers, TimeNs layer_ns,
+                                TimeNs passes = 1);
+
+}  // namespace parashift::core

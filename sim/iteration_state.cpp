@@ -1,0 +1,62 @@
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+#include "sim/collective.hpp"
+#include "sim/iteration_state.hpp"
+
+namespace parashift::sim::detail {
+
+void check_replica_micro_batches(const std::vector<int>& per_replica,
+                                 const core::ParallelPlan& plan) {
+  if (per_replica.empty()) return;
+  if (static_cast<int>(per_replica.size()) != plan.dp) {
+    throw std::invalid_argument("micro_batches_per_replica needs one entry per replica");
+  }
+  int total = 0;
+  for (int m : per_replica) {
+    if (m < 1) throw std::invalid_argument("every replica needs at least one micro-batch");
+    if (plan.virtual_stages > 1 && m % plan.pp != 0) {
+      throw std::invalid_argument(
+          "interleaved 1F1B needs each replica's micro-batches to be a multiple of pp");
+    }
+    total += m;
+  }
+  if (total * plan.micro_batch != plan.global_batch) {
+    throw std::invalid_argument("micro_batches_per_replica must keep the global batch");
+  }
+  if (!plan.replicas_may_differ() &&
+      std::adjacent_find(per_replica.begin(), per_replica.end(), std::not_equal_to<>()) !=
+          per_replica.end()) {
+    throw std::invalid_argument(
+        "FSDP needs the same micro-batches on every replica: each pass gathers its layers "
+        "over the whole data-parallel group");
+  }
+}
+
+FsdpPass fsdp_pass(const core::FsdpComm& c, bool forward, int layers, TimeNs layer_ns) {
+  if (forward)
+    return {core::fsdp_forward_exposed_ns(c, layers, layer_ns),
+            core::fsdp_forward_comm_ns(c, layers)};
+  return {core::fsdp_backward_exposed_ns(c, layers, layer_ns),
+          core::fsdp_backward_comm_ns(c, layers)};
+}
+
+core::FsdpComm fsdp_group_comm(const PathModel& paths, const core::NcclFabric& fabric,
+                               const core::WorkProfile& profile, const core::ModelSpec& model,
+                               const std::vector<int>& ring, bool first, bool last) {
+  auto ns = [&](core::CollectiveKind kind, double bytes) -> TimeNs {
+    return bytes > 0 ? ring_collective_ns(paths, fabric, kind, bytes, ring) : 0;
+  };
+  const int copies =
+      model.tied_embeddings ? (first || last ? 1 : 0) : (first ? 1 : 0) + (last ? 1 : 0);
+  const double layer = profile.params_per_gpu_layer;
+  const double other = copies * profile.params_per_gpu_embedding;
+  const double grad = profile.grad_bytes_per_param;
+  return {ns(core::CollectiveKind::AllGather, layer * 2.0),
+          ns(core::CollectiveKind::ReduceScatter, layer * grad),
+          ns(core::CollectiveKind::AllGather, other * 2.0),
+          ns(core::CollectiveKind::ReduceScatter, other * grad)};
+}
+
+}  // namespace parashift::sim::detail

@@ -1,0 +1,96 @@
+// The simulator's per-iteration state (sim/iteration.cpp's IterationSim):
+// a worker is one (stage, replica, cp rank) tensor-parallel group; a
+// data-parallel group is one (stage, cp rank)'s replicas.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <deque>
+#include <vector>
+
+#include "core/cost/fsdp.hpp"
+#include "core/cost/work_profile.hpp"
+#include "core/pipeline_schedule.hpp"
+#include "sim/iteration.hpp"
+#include "sim/path_model.hpp"
+
+namespace parashift::sim::detail {
+
+using core::PassOp;
+
+// Megatron's DDP bucket: max(40M, 1M * dp) parameters.
+inline double bucket_params(int dp) {
+  return std::max(40e6, 1e6 * dp);
+}
+
+/// Throws std::invalid_argument unless `per_replica` (empty: the plan's even
+/// split) has one entry of at least 1 per replica, keeps the global batch,
+/// gives interleaved 1F1B multiples of pp and FSDP the same on every replica.
+void check_replica_micro_batches(const std::vector<int>& per_replica,
+                                 const core::ParallelPlan& plan);
+
+/// A forward's (`forward`) or backward's FSDP time over `layers` layers
+/// of `layer_ns` each: what the pass waits for, and the group's
+/// communication during it (core/cost/fsdp.hpp). Under ZB-H1 its B carries
+/// the backward's; W has none.
+struct FsdpPass {
+  TimeNs exposed_ns = 0;
+  TimeNs comm_ns = 0;
+};
+FsdpPass fsdp_pass(const core::FsdpComm& c, bool forward, int layers, TimeNs layer_ns);
+
+/// One layer's FSDP collectives over the data-parallel `ring` (tensor rank
+/// 0's stands for all of them, as for the buckets without the flow
+/// network), and those of the embedding and head parameters a chunk holds
+/// (`first`/`last`: it is the first/last virtual stage), counted as the cost
+/// model counts them: once each, once in all when tied.
+core::FsdpComm fsdp_group_comm(const PathModel& paths, const core::NcclFabric& fabric,
+                               const core::WorkProfile& profile, const core::ModelSpec& model,
+                               const std::vector<int>& ring, bool first, bool last);
+
+struct Worker {
+  int stage = 0, replica = 0, cp_rank = 0;
+  std::vector<int> gpus;  // tensor-parallel ranks (global GPU index)
+  double slowdown = 1.0;
+  std::vector<PassOp> ops;
+  std::size_t next = 0;
+  bool busy = false;
+  bool at_rendezvous = false;       // FSDP: waiting for its group to reach the same pass
+  std::vector<char> forward_ready;  // [mb * v + chunk]
+  std::vector<char> backward_ready;
+  std::vector<int> backward_left;  // per chunk
+  std::vector<int> inflight;       // per chunk
+  double activation_bytes = 0;
+  TimeNs busy_ns = 0;
+  TimeNs tp_forward_ns_per_layer = 0, tp_backward_ns_per_layer = 0;
+  TimeNs cp_forward_ns_per_layer = 0, cp_backward_ns_per_layer = 0;
+  double params_on_gpu = 0;
+  TimeNs sync_done_ns = -1;  // when its data-parallel group finished the gradient sync
+  WorkerStats stats;
+};
+
+struct Bucket {
+  TimeNs ready_ns = 0;
+  double bytes = 0;  // per GPU
+};
+
+struct DpGroup {
+  int index = 0;
+  std::vector<int> members;                // worker indices
+  std::vector<std::vector<int>> tp_rings;  // per tensor-parallel rank: its data-parallel ring
+  std::vector<int> reported;               // per chunk: members that started their last backward
+  std::vector<std::vector<TimeNs>> bucket_ready;  // per chunk, per bucket: max over members
+  int chunks_queued = 0;
+  std::deque<Bucket> queue;  // buckets waiting for the group's communication stream
+  bool streaming = false;    // a bucket's collective is running
+  bool waiting = false;      // a wake-up for the front bucket is scheduled
+  TimeNs busy_ns = 0;
+  // FSDP: per chunk, one layer's gather and reduce-scatter and the chunk's
+  // embedding/head parameters' (core/cost/fsdp.hpp); the members waiting to
+  // start the pass every one of them must reach first (its gathers are
+  // collectives of the whole group).
+  std::vector<core::FsdpComm> fsdp_chunk;
+  std::vector<int> fsdp_waiting;
+};
+
+}  // namespace parashift::sim::detail
