@@ -8,6 +8,7 @@
 #include <deque>
 #include <vector>
 
+#include "core/cost/estimate.hpp"
 #include "core/cost/fsdp.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/pipeline_schedule.hpp"
@@ -18,9 +19,9 @@ namespace parashift::sim::detail {
 
 using core::PassOp;
 
-// Megatron's DDP bucket: max(40M, 1M * dp) parameters.
+// Megatron's DDP bucket (core/cost/estimate.hpp).
 inline double bucket_params(int dp) {
-  return std::max(40e6, 1e6 * dp);
+  return core::megatron_bucket_params(dp);
 }
 
 /// Throws std::invalid_argument unless `per_replica` (empty: the plan's even

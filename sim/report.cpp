@@ -1,9 +1,10 @@
 #include "sim/report.hpp"
 
-#include "core/plan_json.hpp"
-
 #include <cstdio>
 #include <string>
+
+#include "core/controller/calibration_report.hpp"
+#include "core/plan_json.hpp"
 
 namespace parashift::sim {
 
@@ -41,7 +42,7 @@ std::string fmt(const char* format, double value) {
 nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& run) {
   const IterationResult& r = run.last;
   const WorkerStats& c = r.critical();
-  return {
+  nlohmann::json j = {
       {"scenario", scenario.name},
       {"model", scenario.model.name},
       {"params", scenario.model.total_params()},
@@ -83,6 +84,8 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
         {"activation_memory_bytes", c.peak_activation_bytes}}},
       {"events", r.events},
   };
+  if (run.calibration) j["calibration"] = core::calibration_json(*run.calibration);
+  return j;
 }
 
 void print_summary(std::ostream& out, const core::Scenario& scenario, const RunSummary& run) {
@@ -148,6 +151,7 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
   }
   for (; n < run.notes.size(); ++n) note(run.notes[n]);
   if (run.directives.empty()) out << "  no directives\n";
+  if (run.calibration) core::print_calibration(out, *run.calibration);
 }
 
 void print_comparison(std::ostream& out, const std::string& label_a, const RunSummary& a,

@@ -66,6 +66,8 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   run.stragglers = runner.stragglers();
   run.notes = runner.notes();
   run.failures = runner.failures();
+  if (const core::Controller* c = runner.controller(); c != nullptr && c->calibration() != nullptr)
+    run.calibration = c->calibration()->summary();
   run.simulated_iterations = backend.simulated_steps();
   run.last = backend.last_result();
   return run;

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/controller/cost_calibration.hpp"
 #include "core/controller/job_runner.hpp"
 #include "core/directive.hpp"
 #include "core/scenario/scenario.hpp"
@@ -30,9 +32,10 @@ struct RunSummary {
   double tokens = 0;                // trained over the run
   std::vector<TakenDirective> directives;
   std::vector<DetectedStraggler> stragglers;
-  std::vector<core::PolicyNote> notes;      // rules' knob changes, plugins' notes
-  std::vector<std::string> policy_modules;  // enabled ones
-  std::vector<core::FailureSeen> failures;  // the run ended at the first
+  std::vector<core::PolicyNote> notes;                  // rules' knob changes, plugins' notes
+  std::vector<std::string> policy_modules;              // enabled ones
+  std::vector<core::FailureSeen> failures;              // the run ended at the first
+  std::optional<core::CalibrationSummary> calibration;  // module calibrate, when on
   IterationResult last;
 
   double tokens_per_s() const { return tokens / core::ns_to_s(total_ns); }

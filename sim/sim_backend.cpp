@@ -21,12 +21,19 @@ const std::vector<core::FaultEvent>& events_of(const core::Scenario& s) {
   return s.faults ? s.faults->events : none;
 }
 
+std::optional<topo::Topology> truth_links(const core::Scenario& s) {
+  if (s.truth.intra_node_bandwidth == 1.0 && s.truth.inter_node_bandwidth == 1.0) return {};
+  return s.truth.topology(s.topology);
+}
+
 }  // namespace
 
 SimBackend::SimBackend(const core::Scenario& scenario)
     : scenario_(scenario),
-      paths_(scenario.topology),
-      slowdowns_(events_of(scenario), scenario.topology, scenario.run.seed) {}
+      truth_topology_(truth_links(scenario)),
+      truth_device_(scenario.truth.device(scenario.device)),
+      paths_(truth_topology_ ? *truth_topology_ : scenario.topology),
+      slowdowns_(events_of(scenario), paths_.topology(), scenario.run.seed) {}
 
 core::Capabilities SimBackend::capabilities() const {
   core::Capabilities caps;
@@ -103,7 +110,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     }
     IterationInput input;
     input.model = &scenario_.model;
-    input.device = &scenario_.device;
+    input.device = &truth_device_;
     input.plan = &plan;
     input.seq_len = scenario_.training.seq_len;
     input.layers_per_virtual_stage = layers_per_virtual_stage_;
@@ -112,7 +119,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
     input.trace = trace_;
     const auto profile = profile_override_ ? *profile_override_
-                                           : core::work_profile(scenario_.model, scenario_.device,
+                                           : core::work_profile(scenario_.model, truth_device_,
                                                                 plan, scenario_.training.seq_len);
     last_ = simulate_iteration(input, profile, paths_);
     last_profile_ = profile;
@@ -166,7 +173,8 @@ TimeNs SimBackend::repartition_move_ns(const std::vector<int>& from, const std::
     after += to[g];
     const int layers = std::abs(after - before);
     if (layers == 0) continue;
-    const double bytes = layers * last_profile_.params_per_gpu_layer * core::resident_bytes_per_param(plan);
+    const double bytes =
+        layers * last_profile_.params_per_gpu_layer * core::resident_bytes_per_param(plan);
     const int a = layout.rank({0, 0, 0, static_cast<int>(g) % plan.pp});
     const int b = layout.rank({0, 0, 0, static_cast<int>(g + 1) % plan.pp});
     slowest = std::max(slowest, paths_.transfer_ns(a, b, bytes));

@@ -77,6 +77,10 @@ class SimBackend : public core::Backend {
   };
 
   const core::Scenario& scenario_;
+  // The cluster as it really is (scenario.truth): its links when the truth
+  // changes their rates, and its device efficiencies. The policy sees the preset.
+  std::optional<topo::Topology> truth_topology_;
+  core::DeviceSpec truth_device_;
   PathModel paths_;
   Slowdowns slowdowns_;
   std::vector<int> layers_per_virtual_stage_;

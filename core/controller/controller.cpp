@@ -36,6 +36,12 @@ Controller::Controller(JobModel job, PolicyConfig config, Capabilities capabilit
 void Controller::build_modules(const std::vector<std::string>* rebuild) {
   auto old = std::move(modules_);
   modules_.clear();
+  // The calibrated model outlives rule changes and re-plans: its factors
+  // are the cluster's, not the plan's.
+  const ModuleConfig* calibrate = config_.find("calibrate");
+  if (calibrate != nullptr && calibrate->enabled && job_.cost && !calibration_) {
+    calibration_.emplace(*job_.cost, calibrate->knob("forgetting"), calibrate->knob("prior_sd"));
+  }
   for (const auto& spec : registry_.modules()) {
     const ModuleConfig* m = config_.find(spec.name);
     if (m == nullptr || !m->enabled) continue;
@@ -68,6 +74,8 @@ std::vector<Directive> Controller::observe(const StepReport& report) {
   std::vector<Directive> directives;
   PolicyContext context{iteration_,    since_change_, job_,       state_,
                         capabilities_, stragglers_,   directives, log_};
+  context.report = &report;
+  context.calibration = calibration_ ? &*calibration_ : nullptr;
   for (auto& module : modules_) module.second->run(context);
   if (!rules_.empty()) run_rules();
   ++since_change_;

@@ -11,11 +11,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/backend.hpp"
+#include "core/controller/cost_calibration.hpp"
 #include "core/controller/job_model.hpp"
 #include "core/controller/policy_config.hpp"
 #include "core/controller/policy_module.hpp"
@@ -50,6 +52,9 @@ class Controller {
   const PolicyConfig& config() const { return config_; }
   /// Directives issued so far (the log's entries with applied == true).
   std::int64_t directives_issued() const { return issued_; }
+  /// The calibrated cost model (module `calibrate`); null when it is off or
+  /// the job has no cost inputs.
+  const CostCalibration* calibration() const { return calibration_ ? &*calibration_ : nullptr; }
 
  private:
   // Makes the enabled modules in registration order; keeps the instance of
@@ -70,6 +75,7 @@ class Controller {
   std::int64_t iteration_ = 0;
   std::int64_t since_change_ = 0;  // iterations since a directive was applied (the window at start)
   std::int64_t issued_ = 0;
+  std::optional<CostCalibration> calibration_;
 };
 
 }  // namespace parashift::core

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "core/cost/cost_inputs.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/device_spec.hpp"
 #include "core/model_spec.hpp"
@@ -35,6 +37,9 @@ struct JobModel {
   double memory_limit_bytes = 0;          // per GPU; 0: unlimited
   int gpus_per_node = 8;                  // ranks r and r' share a node when r/g == r'/g
   std::int64_t total_iterations = 0;      // length of the run, for gains "over the remaining run"
+  /// The cost model's inputs (the presets), for modules that re-estimate
+  /// the job (calibrate); null where the job has none (a bare controller).
+  std::shared_ptr<const CostInputs> cost;
 
   int virtual_stage_count() const { return plan.pp * plan.virtual_stages; }
   /// Fills the empty defaults above (even split, equal micro-batch counts,

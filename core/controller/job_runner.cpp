@@ -1,11 +1,13 @@
 #include "core/controller/job_runner.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "core/cost/work_profile.hpp"
 #include "core/faults/fault_config.hpp"
 #include "core/input_error.hpp"
+#include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
 
 namespace parashift::core {
@@ -28,10 +30,13 @@ void JobRunner::set_policy(const Scenario& scenario, std::int64_t total_iteratio
   if (enabled_modules(scenario.policy).empty()) return;
   const auto profile =
       work_profile(scenario.model, scenario.device, plan_, scenario.training.seq_len);
-  set_controller(Controller(
+  JobModel job =
       make_job_model(scenario.model, scenario.device, plan_, profile, scenario.training.seq_len,
-                     total_iterations, std::max(1, scenario.topology.gpus_per_host())),
-      scenario.policy, backend_.capabilities()));
+                     total_iterations, std::max(1, scenario.topology.gpus_per_host()));
+  job.cost = std::make_shared<const CostInputs>(
+      CostInputs{scenario.model, scenario.device,
+                 cluster_view_of(scenario.topology, scenario.device), scenario.training.seq_len});
+  set_controller(Controller(std::move(job), scenario.policy, backend_.capabilities()));
 }
 
 void JobRunner::set_faults(const Scenario& scenario) {

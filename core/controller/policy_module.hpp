@@ -15,6 +15,8 @@
 
 namespace parashift::core {
 
+class CostCalibration;
+
 /// A slow GPU (rank), node or link, and how much slower than normal.
 struct StragglerFinding {
   enum class Kind { Gpu, Node, Link };
@@ -54,6 +56,8 @@ struct PolicyContext {
   std::vector<StragglerFinding>& stragglers;  // current findings (the detector's output)
   std::vector<Directive>& directives;         // to apply after this iteration, in order
   std::vector<Decision>& log;
+  const StepReport* report = nullptr;      // what this iteration measured
+  CostCalibration* calibration = nullptr;  // the calibrated cost model, when calibrating
 };
 
 class PolicyModule {

@@ -1,9 +1,10 @@
 #include "core/controller/policy_registry.hpp"
 
-#include "core/assert.hpp"
 #include <limits>
+#include "core/assert.hpp"
 
 #include "core/controller/balancer.hpp"
+#include "core/controller/cost_calibration.hpp"
 #include "core/controller/straggler_detector.hpp"
 
 namespace parashift::core {
@@ -26,8 +27,33 @@ std::string PolicyRegistry::names() const {
   return out;
 }
 
+namespace {
+
+// Feeds each iteration's report to the controller's calibrated cost model
+// (core/controller/cost_calibration.hpp), which later modules read; the
+// knobs are read by the Controller when it makes the model.
+class CalibrateModule final : public PolicyModule {
+ public:
+  void run(PolicyContext& context) override {
+    if (context.calibration != nullptr && context.report != nullptr)
+      context.calibration->observe(*context.report, context.job);
+  }
+};
+
+}  // namespace
+
 void register_builtin_modules(PolicyRegistry& registry) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
+  registry.add({"calibrate",
+                "fit the cost model's compute (GEMM, attention, element-wise) and link "
+                "(intra-, inter-node) time factors to each iteration by recursive least "
+                "squares with forgetting; later modules read the calibrated model",
+                {{"forgetting", KnobKind::Number, 0.9, 0.5, 1, "weight of the past per iteration"},
+                 {"prior_sd", KnobKind::Number, 0.5, 0.01, 10,
+                  "prior standard deviation of each factor around the preset's 1"}},
+                [](const ModuleConfig&) -> std::unique_ptr<PolicyModule> {
+                  return std::make_unique<CalibrateModule>();
+                }});
   registry.add(
       {"straggler",
        "flag a GPU/node/link at >= threshold x the median per-layer time (links: best "

@@ -13,6 +13,10 @@ GroupLinks group_links(const ClusterView& cluster, int ranks, int ranks_per_node
   return g;
 }
 
+double megatron_bucket_params(int dp) {
+  return dp * 1e6 > 40e6 ? dp * 1e6 : 40e6;
+}
+
 TimeNs collective_ns(CollectiveKind kind, double bytes, int ranks, int ranks_per_node,
                      const ClusterView& cluster, NcclAlgo algo) {
   if (ranks <= 1 || bytes <= 0.0) return 0;

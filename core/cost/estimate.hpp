@@ -41,6 +41,9 @@ struct IterationEstimate {
 /// algorithm and protocol chosen by size unless `algo` forces one).
 TimeNs collective_ns(CollectiveKind kind, double bytes, int ranks, int ranks_per_node,
                      const ClusterView& cluster, NcclAlgo algo = NcclAlgo::Auto);
+/// Parameters per data-parallel gradient bucket: Megatron's DDP default,
+/// max(40M, 1M x dp).
+double megatron_bucket_params(int dp);
 /// The links such a group sees in `cluster` (ranks_per_node clamped to [1, ranks]).
 GroupLinks group_links(const ClusterView& cluster, int ranks, int ranks_per_node);
 

@@ -10,6 +10,7 @@
 #include "core/faults/duration.hpp"
 #include "core/input_error.hpp"
 #include "core/input_file.hpp"
+#include "core/scenario/cluster_truth.hpp"
 #include "core/scenario/hf_config.hpp"
 #include "core/scenario/model_yaml.hpp"
 #include "core/scenario/yaml_fields.hpp"
@@ -273,6 +274,10 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
       cluster.fail("device", e.what());
     }
     s.topology_source = read_topology_source(cluster, dir);
+    if (cluster.has("truth")) {
+      YamlFields truth = cluster.map("truth");
+      s.truth = read_cluster_truth(truth);
+    }
     cluster.reject_unknown();
     try {
       s.topology =

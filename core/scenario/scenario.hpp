@@ -16,6 +16,7 @@
 #include "core/faults/fault_config.hpp"
 #include "core/model_spec.hpp"
 #include "core/parallel_plan.hpp"
+#include "core/scenario/cluster_truth.hpp"
 #include "core/units.hpp"
 #include "topologies/topology.hpp"
 
@@ -48,6 +49,9 @@ struct Scenario {
   DeviceSpec device;
   TopologySource topology_source;
   topo::Topology topology;
+  /// What the simulated cluster really is (`cluster.truth`): the simulator
+  /// runs it; the policy, the planner and every estimate use the preset.
+  ClusterTruth truth;
   TrainingSpec training;
   ParallelPlan plan;
   /// False when the file has no `plan:` section (allowed only under

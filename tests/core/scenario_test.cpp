@@ -65,8 +65,7 @@ TEST_CASE("sequence and batch lengths are bounded so simulated times fit in int6
   const std::string message = dir +
                               ": training.seq_len (set on the command line): expected at most "
                               "16777216 tokens, found 2048000000";
-  CHECK_THROWS_WITH_AS(parse_scenario(kBase, dir, {"training.seq_len=2048000000"}),
-                       message.c_str(),
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, dir, {"training.seq_len=2048000000"}), message.c_str(),
                        InputError);
   // 2^24 tokens x 4097 sequences = 68,736,253,952 > 2^36 = 68,719,476,736.
   CHECK_THROWS_WITH_AS(
@@ -141,5 +140,44 @@ TEST_CASE("plan_optional: no plan section, or a plan that no longer fits, is not
                   InputError);
   CHECK_THROWS_WITH_AS(parse_scenario(kBase, dir, {"plan.tpp=2"}, lenient),
                        doctest::Contains("plan.tpp (set on the command line): unknown field"),
+                       InputError);
+}
+
+TEST_CASE("cluster.truth: factors on the preset, read and applied; bad ones are located") {
+  const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  const Scenario preset = parse_scenario(kBase, file);
+  CHECK(preset.truth.is_preset());
+  const Scenario s = parse_scenario(
+      kBase, file, {"cluster.truth.gemm_efficiency=0.8", "cluster.truth.inter_node_bandwidth=0.5"});
+  CHECK(s.truth.gemm_efficiency == 0.8);
+  CHECK(s.truth.inter_node_bandwidth == 0.5);
+  CHECK(s.truth.describe() == "gemm_efficiency 0.8x, inter_node_bandwidth 0.5x");
+  // The policy's device is the preset; the truth's GEMM ceiling is 0.8x it.
+  CHECK(s.device.efficiency.gemm_max == preset.device.efficiency.gemm_max);
+  CHECK(s.truth.device(s.device).efficiency.gemm_max ==
+        doctest::Approx(0.8 * preset.device.efficiency.gemm_max));
+  // Links: a GPU's NVLink (both ends in one host) keeps its rate, a link
+  // that leaves the host (NIC to leaf) runs at half.
+  const auto t = s.truth.topology(s.topology);
+  int intra = 0, inter = 0;
+  for (int e = 0; e < t.link_count(); ++e) {
+    const int a = t.node(t.link(e).src).host, b = t.node(t.link(e).dst).host;
+    const double ratio = t.link(e).bandwidth_Bps / s.topology.link(e).bandwidth_Bps;
+    if (a >= 0 && a == b) {
+      CHECK(ratio == 1.0);
+      ++intra;
+    } else {
+      CHECK(ratio == doctest::Approx(0.5));
+      ++inter;
+    }
+  }
+  CHECK(intra > 0);
+  CHECK(inter > 0);
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"cluster.truth.gemm=0.8"}),
+                       doctest::Contains("cluster.truth.gemm"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"cluster.truth.memory_efficiency=0"}),
+                       doctest::Contains("expected a positive number, found '0'"), InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"cluster.truth.memory_efficiency=12"}),
+                       doctest::Contains("expected a factor on the preset in (0, 10], found 12"),
                        InputError);
 }

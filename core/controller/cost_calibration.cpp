@@ -1,0 +1,289 @@
+#include "core/controller/cost_calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "core/assert.hpp"
+#include "core/cost/estimate.hpp"
+#include "core/cost/work_profile.hpp"
+#include "core/pipeline_schedule.hpp"
+#include "core/rank_layout.hpp"
+
+namespace parashift::core {
+
+namespace {
+
+constexpr int kGemm = static_cast<int>(CostFactor::Gemm);
+constexpr int kAttention = static_cast<int>(CostFactor::Attention);
+constexpr int kMemory = static_cast<int>(CostFactor::Memory);
+constexpr int kIntra = static_cast<int>(CostFactor::IntraNode);
+constexpr int kInter = static_cast<int>(CostFactor::InterNode);
+// A factor is applied within these bounds (a time 20x off the preset is no
+// calibration but a wrong preset); the estimate itself is not clamped.
+constexpr double kMinFactor = 0.05, kMaxFactor = 20.0;
+// The measurement noise of a normalised row the filter assumes at least
+// (model error the factors cannot explain): 2%.
+constexpr double kMinNoiseVar = 0.02 * 0.02;
+
+double clamped(double f) {
+  return std::clamp(f, kMinFactor, kMaxFactor);
+}
+
+// A stage's compute per micro-batch: its layers' forward, backward and
+// recompute, and the embedding (stage 0) and head (last stage) passes.
+double layer_compute_ns(const WorkProfile& p) {
+  return static_cast<double>(p.layer.forward_ns + p.layer.backward_ns + p.layer.recompute_ns);
+}
+double fixed_compute_ns(const WorkProfile& p, bool first, bool last) {
+  double t = 0;
+  if (first) t += static_cast<double>(p.embedding_forward_ns + p.embedding_backward_ns);
+  if (last) t += static_cast<double>(p.head_forward_ns + p.head_backward_ns);
+  return t;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[(v.size() - 1) / 2];
+}
+
+// "tp[stage 3, replica 0]" / "dp[stage 2]" / "dp[stage 2, cp 1]": the stage, or -1.
+int stage_of_group(const std::string& name, const char* prefix) {
+  int stage = -1;
+  const std::string pattern = std::string(prefix) + "[stage %d";
+  if (name.rfind(std::string(prefix) + "[", 0) != 0) return -1;
+  if (std::sscanf(name.c_str(), pattern.c_str(), &stage) != 1) return -1;
+  return stage;
+}
+
+}  // namespace
+
+const char* to_string(CostFactor factor) {
+  switch (factor) {
+    case CostFactor::Gemm:
+      return "gemm";
+    case CostFactor::Attention:
+      return "attention";
+    case CostFactor::Memory:
+      return "memory";
+    case CostFactor::IntraNode:
+      return "intra_node";
+    case CostFactor::InterNode:
+      return "inter_node";
+  }
+  return "?";
+}
+
+CostCalibration::CostCalibration(CostInputs preset, double forgetting, double prior_sd)
+    : preset_(std::move(preset)), lambda_(forgetting), prior_var_(prior_sd * prior_sd) {
+  PARASHIFT_ASSERT(forgetting > 0 && forgetting <= 1, "forgetting ", forgetting);
+  PARASHIFT_ASSERT(prior_sd > 0, "prior_sd ", prior_sd);
+  p_ = Eigen::Matrix<double, kCostFactors, kCostFactors>::Identity() * prior_var_;
+}
+
+double CostCalibration::stddev(CostFactor f) const {
+  const int k = static_cast<int>(f);
+  return std::sqrt(std::max(0.0, p_(k, k)));
+}
+
+DeviceSpec CostCalibration::device() const {
+  DeviceSpec d = preset_.device;
+  d.efficiency.gemm_max /= clamped(theta_(kGemm));
+  d.efficiency.fp8_gemm_max /= clamped(theta_(kGemm));
+  d.efficiency.attention /= clamped(theta_(kAttention));
+  d.efficiency.memory /= clamped(theta_(kMemory));
+  return d;
+}
+
+ClusterView CostCalibration::cluster() const {
+  ClusterView c = preset_.cluster;
+  c.intra_node_Bps /= clamped(theta_(kIntra));
+  c.inter_node_Bps /= clamped(theta_(kInter));
+  return c;
+}
+
+TimeNs CostCalibration::predict_ns(const ParallelPlan& plan) const {
+  return estimate_iteration(preset_.model, device(), cluster(), plan, preset_.seq_len).total_ns;
+}
+
+std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
+    const StepReport& report, const JobModel& job) const {
+  const ParallelPlan& plan = job.plan;
+  const ModelSpec& model = preset_.model;
+  // The preset, and the preset with one compute efficiency doubled: each
+  // class's share of a stage's time is twice what doubling it saves.
+  const WorkProfile base = work_profile(model, preset_.device, plan, preset_.seq_len);
+  std::array<WorkProfile, 3> doubled;
+  for (int k : {kGemm, kAttention, kMemory}) {
+    DeviceSpec d = preset_.device;
+    if (k == kGemm) {
+      d.efficiency.gemm_max *= 2;
+      d.efficiency.fp8_gemm_max *= 2;
+    }
+    if (k == kAttention) d.efficiency.attention *= 2;
+    if (k == kMemory) d.efficiency.memory *= 2;
+    doubled[static_cast<std::size_t>(k)] = work_profile(model, d, plan, preset_.seq_len);
+  }
+  const RankLayout layout(plan);
+  std::vector<std::pair<Expected, double>> out;
+  // Compute: per stage, the median rank's measured time over its expected one
+  // (a straggler is the straggler detector's business, not a calibration).
+  for (int s = 0; s < plan.pp; ++s) {
+    const bool first = s == 0, last = s == plan.pp - 1;
+    const int layers = job.stage_layers(s);
+    auto stage_ns = [&](const WorkProfile& p, int micro_batches) {
+      return micro_batches * (layers * layer_compute_ns(p) + fixed_compute_ns(p, first, last));
+    };
+    std::vector<std::pair<double, int>> ratio_rank;
+    for (int r = 0; r < layout.ranks(); ++r) {
+      const RankCoord c = layout.coord(r);
+      if (c.pp != s || static_cast<std::size_t>(r) >= report.rank_compute_ns.size()) continue;
+      const int m = job.micro_batches_per_replica[static_cast<std::size_t>(c.dp)];
+      const double expected = stage_ns(base, m);
+      if (expected > 0)
+        ratio_rank.push_back({static_cast<double>(report.rank_compute_ns[r]) / expected, r});
+    }
+    if (ratio_rank.empty()) continue;
+    std::sort(ratio_rank.begin(), ratio_rank.end());
+    const int r = ratio_rank[(ratio_rank.size() - 1) / 2].second;
+    const int m = job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(r).dp)];
+    Expected e;
+    const double total = stage_ns(base, m);
+    for (int k : {kGemm, kAttention, kMemory})
+      e.by_class(k) = 2.0 * (total - stage_ns(doubled[static_cast<std::size_t>(k)], m));
+    e.fixed_ns = std::max(0.0, total - e.by_class.sum());
+    out.push_back({e, static_cast<double>(report.rank_compute_ns[r])});
+  }
+  // Communication: a group's time with one link class's rate doubled.
+  const GroupPlacement place = group_placement(plan, preset_.cluster.gpus_per_node);
+  auto split = [&](const std::function<double(const ClusterView&)>& time) {
+    ClusterView intra = preset_.cluster, inter = preset_.cluster;
+    intra.intra_node_Bps *= 2;
+    inter.inter_node_Bps *= 2;
+    const double total = time(preset_.cluster);
+    Expected e;
+    e.by_class(kIntra) = 2.0 * (total - time(intra));
+    e.by_class(kInter) = 2.0 * (total - time(inter));
+    e.fixed_ns = std::max(0.0, total - e.by_class.sum());
+    return e;
+  };
+  std::map<int, std::vector<double>> tp_busy, dp_busy;
+  for (const GroupComm& g : report.comm) {
+    if (const int s = stage_of_group(g.group, "tp"); s >= 0)
+      tp_busy[s].push_back(static_cast<double>(g.busy_ns));
+    if (const int s = stage_of_group(g.group, "dp"); s >= 0)
+      dp_busy[s].push_back(static_cast<double>(g.busy_ns));
+  }
+  const LayerWork& layer = base.layer;
+  for (const auto& [s, busy] : tp_busy) {
+    if (plan.tp < 2 || s >= plan.pp) continue;
+    const int m = plan.micro_batches();
+    const int layers = job.stage_layers(s);
+    out.push_back({split([&](const ClusterView& view) {
+                     double t = 0;
+                     for (const CollectiveCall* c :
+                          {&layer.tp_forward, &layer.tp_forward_scatter, &layer.tp_backward,
+                           &layer.tp_backward_scatter})
+                       if (c->count > 0)
+                         t += c->count * static_cast<double>(collective_ns(
+                                             c->kind, c->bytes, plan.tp, place.tp_per_node, view));
+                     return static_cast<double>(m) * layers * t;
+                   }),
+                   median(busy)});
+  }
+  // The gradient sync of a stage, in Megatron's buckets per chunk (FSDP's
+  // per-pass collectives are not bucketed: no row).
+  if (plan.dp > 1 && plan.optimizer_sharding != OptimizerSharding::Fsdp) {
+    const CollectiveKind kind = plan.optimizer_sharding == OptimizerSharding::None
+                                    ? CollectiveKind::AllReduce
+                                    : CollectiveKind::ReduceScatter;
+    const int chunks = plan.virtual_stages;
+    const int stages = plan.pp * chunks;
+    for (const auto& [s, busy] : dp_busy) {
+      if (s >= plan.pp) continue;
+      out.push_back({split([&](const ClusterView& view) {
+                       double t = 0;
+                       for (int k = 0; k < chunks; ++k) {
+                         const int v = virtual_stage(plan.pp, s, k);
+                         const double params =
+                             job.layers_per_virtual_stage[static_cast<std::size_t>(v)] *
+                                 base.params_per_gpu_layer +
+                             (v == 0 || v == stages - 1 ? base.params_per_gpu_embedding : 0.0);
+                         const double buckets =
+                             std::max(1.0, std::ceil(params / megatron_bucket_params(plan.dp)));
+                         t += buckets * static_cast<double>(collective_ns(
+                                            kind, params / buckets * base.grad_bytes_per_param,
+                                            plan.dp, place.dp_per_node, view));
+                       }
+                       return t;
+                     }),
+                     median(busy)});
+    }
+  }
+  return out;
+}
+
+void CostCalibration::add_row(const Expected& e, double observed_ns) {
+  const double expected = e.by_class.sum() + e.fixed_ns;
+  if (!(expected > 0) || !(observed_ns >= 0) || e.by_class.sum() <= 0) return;
+  // Normalised: 1 when the preset is right.
+  const Row phi = e.by_class / expected;
+  const double y = (observed_ns - e.fixed_ns) / expected;
+  const double error = y - phi.dot(theta_);
+  const double noise = std::max(kMinNoiseVar, residual_var_);
+  const Row gain = p_ * phi / (noise + phi.dot(p_ * phi));
+  theta_ += gain * error;
+  p_ -= gain * phi.transpose() * p_;
+  p_ = 0.5 * (p_ + p_.transpose());  // keep it symmetric against rounding
+  ++rows_seen_;
+  const double w = std::max(0.05, 1.0 / rows_seen_);
+  residual_var_ += w * (error * error - residual_var_);
+}
+
+void CostCalibration::observe(const StepReport& report, const JobModel& job) {
+  CalibrationSample sample;
+  sample.iteration = report.iteration;
+  sample.observed_ns = report.iteration_ns;
+  sample.predicted_ns = predict_ns(job.plan);
+  // Forgetting: what was learnt weighs lambda less each iteration, up to
+  // the prior's uncertainty (no wind-up where nothing is measured).
+  p_ /= lambda_;
+  for (int k = 0; k < kCostFactors; ++k) {
+    if (p_(k, k) > prior_var_) {
+      const double scale = std::sqrt(prior_var_ / p_(k, k));
+      p_.row(k) *= scale;
+      p_.col(k) *= scale;
+    }
+  }
+  for (const auto& [expected, observed] : rows(report, job)) add_row(expected, observed);
+  for (int k = 0; k < kCostFactors; ++k) sample.factor[static_cast<std::size_t>(k)] = theta_(k);
+  history_.push_back(sample);
+}
+
+CalibrationSummary CostCalibration::summary() const {
+  CalibrationSummary out;
+  for (int k = 0; k < kCostFactors; ++k) {
+    out.factor[static_cast<std::size_t>(k)] = theta_(k);
+    out.stddev[static_cast<std::size_t>(k)] = stddev(static_cast<CostFactor>(k));
+  }
+  out.history = history_;
+  return out;
+}
+
+std::int64_t CalibrationSummary::settled_at(double share) const {
+  std::int64_t since = -1;
+  for (const CalibrationSample& s : history) {
+    const double error = std::abs(static_cast<double>(s.predicted_ns - s.observed_ns)) /
+                         std::max<double>(1.0, static_cast<double>(s.observed_ns));
+    if (error > share) {
+      since = -1;
+    } else if (since < 0) {
+      since = s.iteration;
+    }
+  }
+  return since;
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,108 @@
+// Online calibration of the cost model from what each iteration measured.
+//
+// The cost model's physical parameters are refined while the job runs: the
+// time of each compute class (GEMMs, fused attention, element-wise kernels)
+// and the bandwidth term of each link class (inside a node, between nodes)
+// carry a factor, truth time over preset time (1 = the preset is right). The
+// measured times are linear in these factors: a stage's compute is the sum of
+// its classes' preset times, each times its factor; a communication group's
+// time is its latency plus each link class's bandwidth term times its factor.
+// The classes' preset shares of each measured quantity come from the cost
+// model itself (core/cost/work_profile.hpp, core/cost/estimate.hpp) by
+// doubling one efficiency or link rate at a time: every kernel and
+// bandwidth term is work over (rate x efficiency), so doubling the rate
+// halves exactly that class's part. No formula is copied here.
+//
+// Estimator: recursive least squares with exponential forgetting (Ljung and
+// Söderström 1983; Haykin, Adaptive Filter Theory, ch. 10) over the five
+// factors, one row per measured quantity (each pipeline stage's median rank's
+// compute, each stage's tensor-parallel and data-parallel group time),
+// normalised by its preset prediction so each row weighs its relative error.
+// The prior is the preset (every factor 1) with standard deviation
+// `prior_sd`; forgetting `lambda` per iteration lets the estimate follow a
+// cluster that changes (old iterations weigh lambda^age). Each factor's
+// confidence is its posterior standard deviation, sqrt(P_kk x sigma^2), with
+// sigma^2 the running variance of the normalised residuals; a factor no row
+// depends on keeps the prior's.
+#pragma once
+
+#include <Eigen/Dense>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/controller/job_model.hpp"
+#include "core/cost/cost_inputs.hpp"
+
+namespace parashift::core {
+
+enum class CostFactor { Gemm, Attention, Memory, IntraNode, InterNode };
+inline constexpr int kCostFactors = 5;
+/// "gemm", "attention", "memory", "intra_node", "inter_node".
+const char* to_string(CostFactor factor);
+
+struct CalibrationSample {
+  std::int64_t iteration = 0;
+  TimeNs observed_ns = 0;
+  TimeNs predicted_ns = 0;                    // before this iteration was observed (one step ahead)
+  std::array<double, kCostFactors> factor{};  // after it
+};
+
+/// The calibration at the end of a run: each factor and its standard
+/// deviation, and every iteration's prediction and factors.
+struct CalibrationSummary {
+  std::array<double, kCostFactors> factor{};
+  std::array<double, kCostFactors> stddev{};
+  std::vector<CalibrationSample> history;
+  /// The first iteration from which every prediction is within `share` of
+  /// what was observed (-1: none).
+  std::int64_t settled_at(double share) const;
+};
+
+class CostCalibration {
+ public:
+  /// Asserts 0 < forgetting <= 1 and prior_sd > 0.
+  CostCalibration(CostInputs preset, double forgetting, double prior_sd);
+
+  /// Predicts the iteration `job` runs, then refines the factors from what
+  /// `report` measured and records both (history()).
+  void observe(const StepReport& report, const JobModel& job);
+
+  double factor(CostFactor f) const { return theta_(static_cast<int>(f)); }
+  /// Posterior standard deviation of a factor.
+  double stddev(CostFactor f) const;
+  /// The device and cluster the factors say the job runs on: each
+  /// efficiency (link rate) divided by its time factor.
+  DeviceSpec device() const;
+  ClusterView cluster() const;
+  /// The cost model's iteration time for `plan` on the calibrated device and cluster.
+  TimeNs predict_ns(const ParallelPlan& plan) const;
+  const std::vector<CalibrationSample>& history() const { return history_; }
+  CalibrationSummary summary() const;
+  const CostInputs& preset() const { return preset_; }
+
+ private:
+  using Row = Eigen::Matrix<double, kCostFactors, 1>;
+  /// One measured quantity: its preset time split by class, and the part
+  /// no factor scales (communication latency).
+  struct Expected {
+    Row by_class = Row::Zero();
+    double fixed_ns = 0;
+  };
+  void add_row(const Expected& e, double observed_ns);
+  std::vector<std::pair<Expected, double>> rows(const StepReport& report,
+                                                const JobModel& job) const;
+
+  CostInputs preset_;
+  double lambda_;
+  double prior_var_;
+  Row theta_ = Row::Ones();
+  Eigen::Matrix<double, kCostFactors, kCostFactors> p_;
+  double residual_var_ = 0;  // running mean of squared normalised residuals
+  int rows_seen_ = 0;
+  std::vector<CalibrationSample> history_;
+};
+
+}  // namespace parashift::core
