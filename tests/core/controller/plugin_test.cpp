@@ -20,6 +20,19 @@ std::string plugins(const std::string& path) {
   return "plugins: [" + path + "]\n";
 }
 
+// The InputError that ends 8 iterations of case `c` with plugin `path` ("" if none).
+std::string run_error(const test::ContractCase& c, test::FakeBackend& backend,
+                      const std::string& path) {
+  core::Controller ctl(test::contract_job(c, 100), test::policy_from_yaml(plugins(path)),
+                       backend.capabilities());
+  try {
+    for (int i = 0; i < 8; ++i) ctl.step(backend);
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("the example plugin loads by name, with its knobs, after the built-ins") {
@@ -120,15 +133,7 @@ TEST_CASE("bad plugin libraries are refused with one located line") {
 TEST_CASE("a plugin's impossible decision ends the run naming the plugin") {
   test::ContractCase c = test::pipeline_case(4, 1, 8, 16);
   test::FakeBackend backend(c);
-  core::Controller ctl(test::contract_job(c, 100),
-                       test::policy_from_yaml(plugins(PARASHIFT_TEST_PLUGIN_BAD_SPLIT)),
-                       backend.capabilities());
-  std::string error;
-  try {
-    for (int i = 0; i < 8; ++i) ctl.step(backend);
-  } catch (const core::InputError& e) {
-    error = e.what();
-  }
+  const std::string error = run_error(c, backend, PARASHIFT_TEST_PLUGIN_BAD_SPLIT);
   CHECK(error.find("(plugin 'always_rebalance'): iteration 4: layers per virtual stage: 3 "
                    "values, the plan has 4") != std::string::npos);
   CHECK(backend.layers_per_virtual_stage() == std::vector<int>{4, 4, 4, 4});  // nothing applied
@@ -141,15 +146,7 @@ TEST_CASE("a plugin's uneven re-balance under FSDP is refused naming the plugin"
   test::ContractCase c = test::pipeline_case(2, 2, 16, 8);
   c.plan.optimizer_sharding = core::OptimizerSharding::Fsdp;
   test::FakeBackend backend(c);
-  core::Controller ctl(test::contract_job(c, 100),
-                       test::policy_from_yaml(plugins(PARASHIFT_TEST_PLUGIN_GOOD)),
-                       backend.capabilities());
-  std::string error;
-  try {
-    for (int i = 0; i < 8; ++i) ctl.step(backend);
-  } catch (const core::InputError& e) {
-    error = e.what();
-  }
+  const std::string error = run_error(c, backend, PARASHIFT_TEST_PLUGIN_GOOD);
   INFO(error);
   CHECK(error.find("(plugin 'always_rebalance'): iteration 4: micro-batches per replica: [7,9] "
                    "differ, but under FSDP every replica runs the same passes") !=
