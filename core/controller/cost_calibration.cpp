@@ -177,7 +177,9 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
       dp_busy[s].push_back(static_cast<double>(g.busy_ns));
   }
   const LayerWork& layer = base.layer;
-  for (const auto& [s, busy] : tp_busy) {
+  for (const auto& entry : tp_busy) {
+    const int s = entry.first;
+    const std::vector<double>& busy = entry.second;
     if (plan.tp < 2 || s >= plan.pp) continue;
     const int m = plan.micro_batches();
     const int layers = job.stage_layers(s);
@@ -201,7 +203,10 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                                     : CollectiveKind::ReduceScatter;
     const int chunks = plan.virtual_stages;
     const int stages = plan.pp * chunks;
-    for (const auto& [s, busy] : dp_busy) {
+    for (const auto& entry : dp_busy) {
+      // Not a structured binding: clang 14 (the fuzz build) cannot capture one.
+      const int s = entry.first;
+      const std::vector<double>& busy = entry.second;
       if (s >= plan.pp) continue;
       out.push_back({split([&](const ClusterView& view) {
                        double t = 0;
