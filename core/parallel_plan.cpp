@@ -1,5 +1,6 @@
 #include "core/parallel_plan.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -40,6 +41,11 @@ constexpr std::array<std::pair<const char*, Precision>, 2> kPrecisions{{
     {"fp8", Precision::Fp8},
 }};
 
+constexpr std::array<std::pair<const char*, SyncMode>, 2> kSyncModes{{
+    {"flat", SyncMode::Flat},
+    {"hierarchical", SyncMode::Hierarchical},
+}};
+
 template <typename Enum, std::size_t N>
 const char* name_of(Enum value, const std::array<std::pair<const char*, Enum>, N>& names) {
   for (const auto& [name, v] : names) {
@@ -61,6 +67,12 @@ const char* to_string(OptimizerSharding value) {
 }
 const char* to_string(Precision value) {
   return name_of(value, kPrecisions);
+}
+const char* to_string(SyncMode value) {
+  return name_of(value, kSyncModes);
+}
+SyncMode parse_sync_mode(const std::string& text) {
+  return parse_enum(text, kSyncModes);
 }
 Schedule parse_schedule(const std::string& text) {
   return parse_enum(text, kSchedules);
@@ -130,6 +142,27 @@ std::vector<std::string> ParallelPlan::problems(const ModelSpec& model, int seq_
   if (sequence_parallel && tp == 1) {
     out.push_back("sequence_parallel: needs tp > 1");
   }
+  // Compression and the hierarchical sync are of the replicated gradient
+  // all-reduce; the sharded optimizers reduce-scatter instead.
+  const bool replicated = optimizer_sharding == OptimizerSharding::None;
+  if (sync != SyncMode::Flat && !replicated) {
+    out.push_back(std::string("sync: ") + to_string(sync) +
+                  " needs optimizer_sharding none (the replicated gradient all-reduce), found " +
+                  to_string(optimizer_sharding));
+  }
+  if (compression.enabled() && !replicated) {
+    out.push_back("compression: " + to_string(compression) +
+                  " needs optimizer_sharding none (the replicated gradient all-reduce), found " +
+                  to_string(optimizer_sharding));
+  }
+  // PowerSGD's rank cannot exceed the smallest gradient matrix's rank: the
+  // attention output and FFN matrices have hidden / tp and ffn_hidden / tp rows.
+  const int smallest = std::min(model.hidden, model.ffn_hidden) / tp;
+  if (compression.kind == CompressorKind::PowerSgd && compression.rank > smallest) {
+    out.push_back("compression: powersgd rank " + text(compression.rank) +
+                  " exceeds the smallest gradient matrix's rank, min(hidden, ffn_hidden)/tp = " +
+                  text(smallest));
+  }
   return out;
 }
 
@@ -146,6 +179,8 @@ std::string ParallelPlan::label() const {
        " rc:" + to_string(recompute);
   if (sequence_parallel) s += " sp";
   s += std::string(" os:") + to_string(optimizer_sharding) + " " + to_string(precision);
+  if (sync != SyncMode::Flat) s += std::string(" sync:") + to_string(sync);
+  if (compression.enabled()) s += " gc:" + to_string(compression);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compress/compression_spec.hpp"
 #include "core/model_spec.hpp"
 
 namespace parashift::core {
@@ -12,6 +13,11 @@ enum class Schedule { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1 };
 enum class Recompute { None, Selective, Full };
 enum class OptimizerSharding { None, Distributed, Fsdp };  // none / ZeRO-1 / ZeRO-3
 enum class Precision { Bf16, Fp8 };
+/// How the data-parallel gradient sync runs (core/cost/grad_sync.hpp):
+/// flat, one all-reduce over the whole group; hierarchical, a reduce-scatter
+/// inside each node at full precision, an all-reduce of the shards between
+/// nodes (compressed when the plan says so), an all-gather inside the node.
+enum class SyncMode { Flat, Hierarchical };
 
 struct ParallelPlan {
   int tp = 1;              // tensor parallel
@@ -26,6 +32,10 @@ struct ParallelPlan {
   bool sequence_parallel = false;
   OptimizerSharding optimizer_sharding = OptimizerSharding::None;
   Precision precision = Precision::Bf16;
+  SyncMode sync = SyncMode::Flat;
+  /// The gradient compressor of the data-parallel sync: of the whole
+  /// all-reduce (flat) or of its inter-node step (hierarchical).
+  CompressionSpec compression;
 
   int gpus() const { return tp * pp * dp * cp; }
   /// Micro-batches each data-parallel replica runs per iteration.
@@ -51,10 +61,12 @@ const char* to_string(Schedule value);
 const char* to_string(Recompute value);
 const char* to_string(OptimizerSharding value);
 const char* to_string(Precision value);
+const char* to_string(SyncMode value);
 // Each parser throws InputError "expected one of ..., found '...'".
 Schedule parse_schedule(const std::string& text);
 Recompute parse_recompute(const std::string& text);
 OptimizerSharding parse_optimizer_sharding(const std::string& text);
 Precision parse_precision(const std::string& text);
+SyncMode parse_sync_mode(const std::string& text);
 
 }  // namespace parashift::core

@@ -17,7 +17,9 @@ void to_json(nlohmann::json& out, const ParallelPlan& p) {
          {"recompute", to_string(p.recompute)},
          {"sequence_parallel", p.sequence_parallel},
          {"optimizer_sharding", to_string(p.optimizer_sharding)},
-         {"precision", to_string(p.precision)}};
+         {"precision", to_string(p.precision)},
+         {"sync", to_string(p.sync)},
+         {"compression", to_string(p.compression)}};
 }
 
 }  // namespace parashift::core

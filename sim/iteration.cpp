@@ -12,6 +12,7 @@
 #include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
 #include "sim/collective.hpp"
+#include "sim/grad_sync_run.hpp"
 #include "sim/iteration_state.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
@@ -382,19 +383,9 @@ class IterationSim {
       g.streaming = false;
       pump(g);
     };
-    if (network_) {
-      // One ring per tensor-parallel rank, all at once: shared links see all of them.
-      auto left = std::make_shared<int>(plan_.tp);
-      for (int t = 0; t < plan_.tp; ++t) {
-        start_ring_coflow(*network_, fabric_, kind, bucket.bytes, g.tp_rings[t],
-                          static_cast<std::uint64_t>(g.index), [left, done](TimeNs end) {
-                            if (--*left == 0) done(end);
-                          });
-      }
-    } else {
-      const TimeNs d = ring_collective_ns(paths_, fabric_, kind, bucket.bytes, g.tp_rings[0]);
-      kernel_.schedule_in(d, [this, done] { done(kernel_.now()); });
-    }
+    start_bucket_sync({kernel_, network_.get(), paths_, fabric_},
+                      {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, kind,
+                      bucket.bytes, g.tp_rings, static_cast<std::uint64_t>(g.index), done);
   }
 
   void sync_done(DpGroup& g) {

@@ -8,6 +8,7 @@
 
 #include "core/assert.hpp"
 #include "core/cost/estimate.hpp"
+#include "core/cost/grad_sync.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/pipeline_schedule.hpp"
 #include "core/rank_layout.hpp"
@@ -218,9 +219,17 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                              (v == 0 || v == stages - 1 ? base.params_per_gpu_embedding : 0.0);
                          const double buckets =
                              std::max(1.0, std::ceil(params / megatron_bucket_params(plan.dp)));
-                         t += buckets * static_cast<double>(collective_ns(
-                                            kind, params / buckets * base.grad_bytes_per_param,
-                                            plan.dp, place.dp_per_node, view));
+                         if (kind == CollectiveKind::AllReduce) {
+                           // The plan's sync mode and compressor (core/cost/grad_sync.hpp).
+                           const auto steps =
+                               bucket_sync_steps(plan, model, params / buckets,
+                                                 base.grad_bytes_per_param, place.dp_per_node);
+                           t += buckets * static_cast<double>(grad_sync_ns(steps, view));
+                         } else {
+                           t += buckets * static_cast<double>(collective_ns(
+                                              kind, params / buckets * base.grad_bytes_per_param,
+                                              plan.dp, place.dp_per_node, view));
+                         }
                        }
                        return t;
                      }),

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/cost/fsdp.hpp"
+#include "core/cost/grad_sync.hpp"
 
 namespace parashift::core {
 
@@ -135,10 +136,28 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   const TimeNs first_fwd = fwd;
   switch (plan.optimizer_sharding) {
     case OptimizerSharding::None: {
-      dp_comm = collective_ns(CollectiveKind::AllReduce, grad_bytes, dp, dpn, cluster);
+      // The plan's sync mode and compressor (core/cost/grad_sync.hpp).
+      std::vector<MatrixShape> matrices;
+      if (plan.compression.enabled()) {
+        matrices = layer_gradient_matrices(model, plan.tp, ns(layers));
+        const int copies = p == 1 && !model.tied_embeddings ? 2 : 1;
+        const auto embedding = embedding_gradient_matrices(model, plan.tp, copies);
+        matrices.insert(matrices.end(), embedding.begin(), embedding.end());
+      }
+      const auto steps =
+          grad_sync_steps(plan, matrices, grad_bytes, profile.grad_bytes_per_param, dpn);
+      dp_comm = grad_sync_ns(steps, cluster);
       dp_exposed = options.overlap_grad_reduce
                        ? exposed_ns(dp_comm, last_bwd, dp_comm / tail_layers)
                        : dp_comm;
+      if (plan.compression.enabled() && dp > 1) {
+        // The compressor runs on the GPU between backward and the sync: exposed.
+        const int k = plan.sync == SyncMode::Hierarchical ? dpn : 1;
+        const TimeNs compress = compression_compute_ns(
+            plan.compression, shard_matrices(matrices, k), compute_rates(device));
+        dp_comm += compress;
+        dp_exposed += compress;
+      }
       break;
     }
     case OptimizerSharding::Distributed: {

@@ -1,8 +1,8 @@
 #include "core/planner/planner.hpp"
 
 #include <algorithm>
-#include "core/assert.hpp"
 #include <chrono>
+#include "core/assert.hpp"
 
 #include "core/cost/memory.hpp"
 #include "core/cost/work_profile.hpp"
@@ -111,7 +111,8 @@ bool same_plan(const ParallelPlan& a, const ParallelPlan& b) {
          a.virtual_stages == b.virtual_stages && a.micro_batch == b.micro_batch &&
          a.global_batch == b.global_batch && a.schedule == b.schedule &&
          a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel &&
-         a.optimizer_sharding == b.optimizer_sharding && a.precision == b.precision;
+         a.optimizer_sharding == b.optimizer_sharding && a.precision == b.precision &&
+         a.sync == b.sync && a.compression == b.compression;
 }
 
 }  // namespace

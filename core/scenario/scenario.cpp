@@ -215,6 +215,8 @@ void read_plan(YamlFields& top, const YamlFields& training, Scenario& s,
   enum_field("recompute", parse_recompute, p.recompute);
   enum_field("optimizer_sharding", parse_optimizer_sharding, p.optimizer_sharding);
   if (auto sp = plan.optional_bool("sequence_parallel")) p.sequence_parallel = *sp;
+  enum_field("sync", parse_sync_mode, p.sync);
+  enum_field("compression", parse_compression, p.compression);
   plan.reject_unknown();
   p.global_batch = s.training.global_batch;
   p.precision = s.training.precision;
@@ -303,11 +305,11 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
                                    " tokens, found " + std::to_string(s.training.seq_len));
     }
     if (static_cast<long long>(s.training.global_batch) * s.training.seq_len > kMaxBatchTokens) {
-      training.fail("global_batch",
-                    "global_batch x seq_len = " +
-                        std::to_string(static_cast<long long>(s.training.global_batch) *
-                                       s.training.seq_len) +
-                        " tokens a batch; expected at most " + std::to_string(kMaxBatchTokens));
+      training.fail(
+          "global_batch",
+          "global_batch x seq_len = " +
+              std::to_string(static_cast<long long>(s.training.global_batch) * s.training.seq_len) +
+              " tokens a batch; expected at most " + std::to_string(kMaxBatchTokens));
     }
     if (auto p = training.optional_string("precision")) {
       try {

@@ -2,6 +2,7 @@
 // optimizer; the distributed optimizer's reduce-scatter and all-gather are
 // in hw_backend_sharding.cpp).
 #include <algorithm>
+#include <array>
 
 #include "hw/exec/hw_backend.hpp"
 #include "hw/exec/step_counters.hpp"
@@ -12,6 +13,22 @@ void HwBackend::all_reduce_gradients(Counters& c) {
   if (plan_.dp == 1) return;
   ScopedTimer timer(c.dp_ns);
   DeviceKernels& k = *kernels_;
+  if (compressed_sync_) {
+    // Matrix by matrix (hw/exec/compressed_sync.hpp), in backward's order.
+    k.synchronize();
+    const std::array<int, 4> rows{shape_.hidden, shape_.hidden_local(), shape_.hidden,
+                                  shape_.ffn_local()};
+    for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
+      const auto grads = it->second.grads.all();
+      for (std::size_t j = 0; j < grads.size(); ++j) {
+        DeviceBuffer& g = *grads[j];
+        const int cols = static_cast<int>(g.size() / static_cast<std::size_t>(rows[j]));
+        c.dp_bytes += compressed_sync_->sum(it->first * 4 + static_cast<int>(j),
+                                            std::span<float>(g.data(), g.size()), rows[j], cols);
+      }
+    }
+    return;
+  }
   // Buckets of dp_bucket_bytes filled from the last layer backwards (the
   // order backward produces them, as Megatron's DDP buckets do), gathered
   // into one device buffer, summed, and scattered back.

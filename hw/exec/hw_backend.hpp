@@ -26,6 +26,7 @@
 #include "hw/comm/communicator.hpp"
 #include "hw/device/device_layer.hpp"
 #include "hw/exec/comm_groups.hpp"
+#include "hw/exec/compressed_sync.hpp"
 #include "hw/model/dp_shards.hpp"
 #include "hw/model/optimizer.hpp"
 #include "hw/snapshot/shard_store.hpp"
@@ -192,6 +193,7 @@ class HwBackend : public core::Backend {
   HwOptions options_;
   Communicator& world_;
   CommGroups groups_;
+  std::unique_ptr<CompressedSync> compressed_sync_;  // plan.sync / plan.compression
   LayerShape shape_;
   ShardStore store_;
   std::vector<int> layers_per_stage_;

@@ -84,3 +84,27 @@ TEST_CASE("rank layout: tp fastest, then cp, dp, pp") {
   CHECK(layout.rank({1, 1, 2, 1}) == 45);
   for (int r = 0; r < layout.ranks(); ++r) CHECK(layout.rank(layout.coord(r)) == r);
 }
+
+TEST_CASE("sync modes and compressors: what the replicated all-reduce needs") {
+  ParallelPlan p = plan_8x8x16();
+  p.sync = SyncMode::Hierarchical;
+  p.compression = parse_compression("powersgd:4");
+  CHECK(p.problems(gpt3(), 2048, 1024).empty());
+  CHECK(p.label().find(" sync:hierarchical gc:powersgd:4") != std::string::npos);
+  // GPT-3's hidden 12288 / tp 8 = 1536 rows in its smallest matrix.
+  p.compression = parse_compression("powersgd:1537");
+  CHECK(p.problems(gpt3(), 2048, 1024) ==
+        std::vector<std::string>{"compression: powersgd rank 1537 exceeds the smallest gradient "
+                                 "matrix's rank, min(hidden, ffn_hidden)/tp = 1536"});
+  p.compression = parse_compression("int8");
+  p.optimizer_sharding = OptimizerSharding::Distributed;
+  const auto problems = p.problems(gpt3(), 2048, 1024);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0] ==
+        "sync: hierarchical needs optimizer_sharding none (the replicated gradient all-reduce), "
+        "found distributed");
+  CHECK(problems[1].rfind("compression: int8:256 needs optimizer_sharding none", 0) == 0);
+  CHECK(parse_sync_mode("flat") == SyncMode::Flat);
+  CHECK_THROWS_WITH_AS(parse_sync_mode("tree"), "expected one of flat, hierarchical, found 'tree'",
+                       InputError);
+}

@@ -46,6 +46,22 @@ TEST_CASE("--set style overrides create and replace fields") {
   CHECK(s.run.iterations == 5);
 }
 
+TEST_CASE("plan.sync and plan.compression are read, and bad values named") {
+  const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  const Scenario s =
+      parse_scenario(kBase, file, {"plan.sync=hierarchical", "plan.compression=topk:0.01"});
+  CHECK(s.plan.sync == SyncMode::Hierarchical);
+  CHECK(s.plan.compression == parse_compression("topk:0.01"));
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"plan.compression=powersgd:0"}),
+                       doctest::Contains("plan.compression (set on the command line): expected "
+                                         "none, powersgd:R"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"plan.sync=ring"}),
+                       doctest::Contains("plan.sync (set on the command line): expected one of "
+                                         "flat, hierarchical, found 'ring'"),
+                       InputError);
+}
+
 TEST_CASE("--set refuses to descend into a scalar") {
   CHECK_THROWS_WITH_AS(parse_scenario(kBase, "x.yaml", {"plan.tp.x=1"}),
                        "--set plan.tp.x=1: 'plan.tp' is not a map of fields", InputError);

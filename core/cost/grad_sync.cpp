@@ -1,0 +1,127 @@
+#include "core/cost/grad_sync.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/cost/estimate.hpp"
+
+namespace parashift::core {
+
+std::vector<MatrixShape> layer_gradient_matrices(const ModelSpec& model, int tp, double layers) {
+  const double h = model.hidden;
+  const double t = tp;
+  const double kv_dim = static_cast<double>(model.kv_heads) * model.head_dim();
+  const double up = model.ffn_kind == FfnKind::SwiGlu ? 2.0 * model.ffn_hidden : model.ffn_hidden;
+  return {{h, (h + 2.0 * kv_dim) / t, layers},
+          {h / t, h, layers},
+          {h, up / t, layers},
+          {model.ffn_hidden / t, h, layers}};
+}
+
+std::vector<MatrixShape> embedding_gradient_matrices(const ModelSpec& model, int tp, int copies) {
+  return {{static_cast<double>(model.vocab) / tp, static_cast<double>(model.hidden),
+           static_cast<double>(copies)}};
+}
+
+std::vector<MatrixShape> shard_matrices(std::span<const MatrixShape> matrices, int k) {
+  std::vector<MatrixShape> out(matrices.begin(), matrices.end());
+  for (MatrixShape& m : out) m.rows = std::ceil(m.rows / k);
+  return out;
+}
+
+std::vector<SyncStep> grad_sync_steps(const ParallelPlan& plan,
+                                      std::span<const MatrixShape> matrices, double grad_bytes,
+                                      double elem_bytes, int dp_per_node) {
+  const int dp = plan.dp;
+  if (dp <= 1 || grad_bytes <= 0) return {};
+  std::vector<SyncStep> steps;
+  auto add = [&](SyncScope scope, const std::vector<WireCall>& calls, int ranks, int per_node) {
+    for (const WireCall& c : calls) steps.push_back({scope, c, ranks, per_node});
+  };
+  const int k = std::max(1, std::min(dp_per_node, dp));
+  if (plan.sync == SyncMode::Flat || k == 1) {
+    // Flat; hierarchical with one replica a node has nothing to do inside it.
+    const SyncScope scope =
+        k == 1 && plan.sync == SyncMode::Hierarchical ? SyncScope::InterNode : SyncScope::Group;
+    if (!plan.compression.enabled())
+      add(scope, {{CollectiveKind::AllReduce, grad_bytes}}, dp, k);
+    else
+      add(scope, sync_calls(plan.compression, matrices, elem_bytes, dp), dp, k);
+    return steps;
+  }
+  const int nodes = dp / k;
+  add(SyncScope::IntraNode, {{CollectiveKind::ReduceScatter, grad_bytes}}, k, k);
+  if (nodes > 1) {
+    if (!plan.compression.enabled()) {
+      add(SyncScope::InterNode, {{CollectiveKind::AllReduce, grad_bytes / k}}, nodes, 1);
+    } else {
+      const auto shards = shard_matrices(matrices, k);
+      add(SyncScope::InterNode, sync_calls(plan.compression, shards, elem_bytes, nodes), nodes, 1);
+    }
+  }
+  add(SyncScope::IntraNode, {{CollectiveKind::AllGather, grad_bytes}}, k, k);
+  return steps;
+}
+
+std::vector<MatrixShape> bucket_gradient_matrices(const ParallelPlan& plan, const ModelSpec& model,
+                                                  double bucket_params) {
+  auto matrices = layer_gradient_matrices(model, plan.tp, 1.0);
+  double layer_elements = 0;
+  for (const MatrixShape& m : matrices) layer_elements += m.elements();
+  for (MatrixShape& m : matrices) m.count = bucket_params / layer_elements;
+  return matrices;
+}
+
+std::vector<SyncStep> bucket_sync_steps(const ParallelPlan& plan, const ModelSpec& model,
+                                        double bucket_params, double elem_bytes, int dp_per_node) {
+  std::vector<MatrixShape> matrices;
+  if (plan.compression.enabled()) matrices = bucket_gradient_matrices(plan, model, bucket_params);
+  return grad_sync_steps(plan, matrices, bucket_params * elem_bytes, elem_bytes, dp_per_node);
+}
+
+TimeNs bucket_compression_ns(const ParallelPlan& plan, const ModelSpec& model, double bucket_params,
+                             int dp_per_node, const ComputeRates& rates) {
+  if (!plan.compression.enabled() || plan.dp <= 1) return 0;
+  const int k = plan.sync == SyncMode::Hierarchical ? std::max(1, dp_per_node) : 1;
+  return compression_compute_ns(
+      plan.compression, shard_matrices(bucket_gradient_matrices(plan, model, bucket_params), k),
+      rates);
+}
+
+TimeNs grad_sync_ns(std::span<const SyncStep> steps, const ClusterView& cluster) {
+  TimeNs total = 0;
+  for (const SyncStep& s : steps)
+    total += collective_ns(s.call.kind, s.call.bytes, s.ranks, s.ranks_per_node, cluster);
+  return total;
+}
+
+TimeNs compression_compute_ns(const CompressionSpec& spec, std::span<const MatrixShape> matrices,
+                              const ComputeRates& rates) {
+  if (!spec.enabled()) return 0;
+  double seconds = 0;
+  for (const MatrixShape& m : matrices) {
+    const double n = m.count * m.elements();
+    const double feedback = memory_s(rates, 3.0 * 4.0 * n);
+    switch (spec.kind) {
+      case CompressorKind::PowerSgd: {
+        const double r = spec.rank;
+        const double gemms = m.count * (gemm_s(rates, m.rows, r, m.cols, Precision::Bf16) +
+                                        gemm_s(rates, m.cols, r, m.rows, Precision::Bf16) +
+                                        gemm_s(rates, m.rows, m.cols, r, Precision::Bf16));
+        seconds += std::max(gemms, memory_s(rates, 3.0 * 4.0 * n)) + feedback;
+        break;
+      }
+      case CompressorKind::TopK:
+        seconds += memory_s(rates, 8.0 * 4.0 * n) + feedback;
+        break;
+      case CompressorKind::Int8:
+        seconds += memory_s(rates, 4.0 * 5.0 * n) + feedback;
+        break;
+      case CompressorKind::None:
+        break;
+    }
+  }
+  return seconds_to_ns(seconds);
+}
+
+}  // namespace parashift::core

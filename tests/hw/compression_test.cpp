@@ -1,0 +1,108 @@
+// The executor's compressed and hierarchical gradient sync on real ranks:
+// four data-parallel replicas (threads), two to a "node" for hierarchical
+// sync, trained 40 iterations on the tiny model with Adam. Compared with the
+// flat uncompressed sync: the hierarchical sync without compression is the
+// same sum in another order; each compressor sends fewer bytes and ends
+// within the bound stated per case of the uncompressed run's final loss;
+// flat, each sends the bytes its calls count (nccl-tests' sizes). Measured
+// here (40 iterations): with SGD, PowerSGD rank 8 ends +0.39% and top-k 0.3
+// +0.21% from uncompressed; with Adam (a loss 80x lower), the same two end
+// +217% and +109%: error feedback and Adam's per-coordinate scaling do not
+// mix (the reason for 1-bit Adam, Tang et al. 2021), so only int8 (+0.12%)
+// is checked under Adam.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "tests/hw/group_training.hpp"
+
+using namespace parashift;
+
+namespace {
+
+constexpr int kIterations = 40;
+
+struct Trained {
+  std::vector<double> losses;
+  double dp_bytes = 0;  // rank 0's, summed over iterations
+};
+
+Trained train(const char* sync, const char* compression,
+              hw::OptimizerKind optimizer = hw::OptimizerKind::Adam) {
+  auto plan = test::tiny_plan(1, 1, 4);
+  plan.sync = core::parse_sync_mode(sync);
+  plan.compression = core::parse_compression(compression);
+  test::GroupRun run;
+  run.iterations = kIterations;
+  run.ranks_per_node = 2;
+  run.optimizer = optimizer;
+  run.job = std::string("compression-") + sync + "-" + compression;
+  std::vector<core::StepReport> reports;
+  Trained t;
+  t.losses = test::train_threads(plan, run, &reports);
+  for (const auto& r : reports) t.dp_bytes += test::comm_bytes(r, "dp[");
+  return t;
+}
+
+double relative(double a, double b) {
+  return std::fabs(a - b) / std::fabs(b);
+}
+
+}  // namespace
+
+TEST_CASE("compressed and hierarchical gradient sync train on real ranks") {
+  using hw::OptimizerKind;
+  const Trained sgd = train("flat", "none", OptimizerKind::Sgd);
+  const Trained adam = train("flat", "none", OptimizerKind::Adam);
+  REQUIRE(sgd.losses.size() == static_cast<std::size_t>(kIterations));
+  // The uncompressed runs learn: the last loss is below the first.
+  CHECK(sgd.losses.back() < sgd.losses.front());
+  CHECK(adam.losses.back() < adam.losses.front());
+  SUBCASE("hierarchical without compression: the same sums in another order") {
+    const Trained h = train("hierarchical", "none", OptimizerKind::Adam);
+    for (int i = 0; i < kIterations; ++i) CHECK(relative(h.losses[i], adam.losses[i]) < 1e-4);
+  }
+  struct Case {
+    const char* sync;
+    const char* compression;
+    OptimizerKind optimizer;
+    double bound;  // on the final loss, relative to the uncompressed run's
+  };
+  for (const Case c : {Case{"flat", "powersgd:8", OptimizerKind::Sgd, 0.01},
+                       Case{"hierarchical", "powersgd:8", OptimizerKind::Sgd, 0.01},
+                       Case{"flat", "topk:0.3", OptimizerKind::Sgd, 0.01},
+                       Case{"flat", "int8", OptimizerKind::Sgd, 0.01},
+                       Case{"flat", "int8", OptimizerKind::Adam, 0.01},
+                       Case{"hierarchical", "int8", OptimizerKind::Adam, 0.01}}) {
+    CAPTURE(c.sync);
+    CAPTURE(c.compression);
+    const Trained& base = c.optimizer == OptimizerKind::Sgd ? sgd : adam;
+    const Trained t = train(c.sync, c.compression, c.optimizer);
+    std::printf("%-4s %-12s %-10s final loss %.6f (uncompressed %.6f, %+.3f%%), dp bytes %.3gx\n",
+                c.optimizer == OptimizerKind::Sgd ? "sgd" : "adam", c.sync, c.compression,
+                t.losses.back(), base.losses.back(),
+                100 * (t.losses.back() / base.losses.back() - 1), t.dp_bytes / base.dp_bytes);
+    // Lossy: the trajectory differs from the uncompressed one somewhere.
+    bool differs = false;
+    for (int i = 0; i < kIterations; ++i) differs |= relative(t.losses[i], base.losses[i]) > 1e-6;
+    CHECK(differs);
+    CHECK(relative(t.losses.back(), base.losses.back()) < c.bound);
+  }
+}
+
+TEST_CASE("flat compressed syncs send the bytes sync_calls counts") {
+  // Per iteration, per layer, the four matrices of the tiny model (hidden
+  // 32, ffn 64, tp 1): 32 x 96, 32 x 32, 32 x 64, 64 x 32, 8,192 elements,
+  // 4 layers. Uncompressed: an all-reduce of 4 B each, 131,072 B.
+  // powersgd:8: P and Q of (rows + cols) x 8 floats: (128 + 64 + 96 + 96)
+  // x 8 x 4 B = 12,288 B a layer, 49,152 B: 2.67x fewer.
+  // int8:256 on 4 ranks: each matrix padded to 4 x 256-element shards
+  // (3,072 -> 3,072; 1,024; 2,048; 2,048), codes + scales twice:
+  // 2 x (8,192 + 4 x 32) B a layer = 16,640 B, 66,560 B: 1.97x fewer.
+  const Trained none = train("flat", "none", hw::OptimizerKind::Sgd);
+  CHECK(none.dp_bytes == kIterations * 131072.0);
+  CHECK(train("flat", "powersgd:8", hw::OptimizerKind::Sgd).dp_bytes == kIterations * 49152.0);
+  CHECK(train("flat", "int8", hw::OptimizerKind::Sgd).dp_bytes == kIterations * 66560.0);
+}
