@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "topologies/mix64.hpp"
+
 namespace parashift::topo {
 namespace {
 
@@ -11,14 +13,6 @@ namespace {
 // found at 11 vertices (GPU, NVSwitch, NIC, 7 peers, leaf); the cap only
 // bounds the search when no single-vertex cut exists.
 constexpr std::size_t kBallCap = 512;
-
-// splitmix64's finaliser: a cheap, well-mixed 64-bit hash.
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 

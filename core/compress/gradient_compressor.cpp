@@ -3,27 +3,20 @@
 #include <cmath>
 
 #include "core/assert.hpp"
+#include "topologies/mix64.hpp"
 
 namespace parashift::core {
 namespace {
-
-// splitmix64 (Steele, Lea and Flood 2014): the same stream on every rank and
-// machine, unlike the standard library's distributions.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 double unit(std::uint64_t bits) {
   return (static_cast<double>(bits >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
 }
 
-// A standard normal draw per index (Box-Muller).
+// A standard normal draw per index (Box-Muller on topo::mix64, the same
+// stream on every rank and machine).
 float normal(std::uint64_t seed, std::uint64_t index) {
-  const double u1 = unit(mix(seed ^ mix(2 * index)));
-  const double u2 = unit(mix(seed ^ mix(2 * index + 1)));
+  const double u1 = unit(topo::mix64(seed ^ topo::mix64(2 * index)));
+  const double u2 = unit(topo::mix64(seed ^ topo::mix64(2 * index + 1)));
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
@@ -49,7 +42,7 @@ double GradientCompressor::average(int tensor, std::span<float> grad, int rows, 
       const std::size_t q_size = static_cast<std::size_t>(cols) * spec_.rank;
       if (state.q.size() != q_size) {
         state.q.resize(q_size);
-        const std::uint64_t stream = mix(seed_ ^ mix(static_cast<std::uint64_t>(tensor)));
+        const std::uint64_t stream = topo::mix64(seed_ ^ topo::mix64(static_cast<std::uint64_t>(tensor)));
         for (std::size_t i = 0; i < q_size; ++i) state.q[i] = normal(stream, i);
       }
       return powersgd_average(grad, rows, cols, spec_.rank, state, group);
