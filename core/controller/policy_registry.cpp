@@ -6,6 +6,7 @@
 #include "core/controller/balancer.hpp"
 #include "core/controller/cost_calibration.hpp"
 #include "core/controller/straggler_detector.hpp"
+#include "core/controller/sync_policy.hpp"
 
 namespace parashift::core {
 
@@ -85,6 +86,29 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.rebalance = c.flag("rebalance");
          o.patience = static_cast<int>(c.knob("patience"));
          return std::make_unique<Balancer>(o);
+       }});
+  registry.add(
+      {"sync",
+       "choose the data-parallel sync mode and gradient compressor (flat or hierarchical; "
+       "none, int8, powersgd:4/16/64, top-k 1%) by the calibrated cost model, re-planning "
+       "when one saves min_improvement for patience evaluations",
+       {{"min_improvement", KnobKind::Number, 0.02, 0, 1, "least share of the iteration saved"},
+        {"every", KnobKind::Int, 10, 1, 1000000, "iterations between evaluations"},
+        {"patience", KnobKind::Int, 2, 1, 1000, "evaluations in a row a change must be the best"},
+        {"hierarchical", KnobKind::Bool, 1, 0, 1, "may choose sync: hierarchical"},
+        {"int8", KnobKind::Bool, 1, 0, 1, "may choose int8 block quantisation"},
+        {"powersgd", KnobKind::Bool, 1, 0, 1, "may choose PowerSGD"},
+        {"topk", KnobKind::Bool, 0, 0, 1, "may choose top-k sparsification"}},
+       [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
+         SyncPolicyOptions o;
+         o.min_improvement = c.knob("min_improvement");
+         o.every = static_cast<int>(c.knob("every"));
+         o.patience = static_cast<int>(c.knob("patience"));
+         o.hierarchical = c.flag("hierarchical");
+         o.int8 = c.flag("int8");
+         o.powersgd = c.flag("powersgd");
+         o.topk = c.flag("topk");
+         return std::make_unique<SyncPolicy>(o);
        }});
 }
 

@@ -117,14 +117,7 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
                            " tokens of a micro-batch do not split over tp=" +
                            std::to_string(plan.tp) + " (the hw executor does not run it)");
   groups_ = make_comm_groups(world, plan);
-  if (plan.sync != core::SyncMode::Flat || plan.compression.enabled()) {
-    if (dynamic_cast<HostKernels*>(kernels_) == nullptr)
-      throw core::InputError("plan.sync / plan.compression: the " + kernels_->name() +
-                             " executor does not run them (host memory only; expected sync: "
-                             "flat, compression: none)");
-    compressed_sync_ = std::make_unique<CompressedSync>(plan, *groups_.dp, world.rank(),
-                                                        options_.ranks_per_node, seed);
-  }
+  rebuild_sync();
   workspace_.emplace(*kernels_, shape_, plan.recompute);
   // This rank's tokens x hidden: all of them, or its shard under sequence parallelism.
   const auto activation = static_cast<std::size_t>(shape_.tokens_local()) * shape_.hidden;

@@ -105,6 +105,8 @@ class HwBackend : public core::Backend {
   core::Capabilities capabilities() const override;
   /// Collective: runs one iteration; `plan` must be the plan it was built with.
   core::StepReport step(const core::ParallelPlan& plan) override;
+  /// The plan it runs (a `sync` re-plan changes its sync fields).
+  const core::ParallelPlan& plan() const { return plan_; }
   /// Collective. Replan and remap throw std::invalid_argument (not supported).
   void apply(const core::Directive& directive) override;
 
@@ -167,6 +169,11 @@ class HwBackend : public core::Backend {
 
   void repartition(const std::vector<int>& layers_per_stage);
   void rebalance(const std::vector<int>& micro_batches);
+  /// A re-plan that changes only plan.sync and plan.compression (the
+  /// `sync` module's): the data-parallel sync is rebuilt, nothing moves.
+  void replan_sync(const core::ParallelPlan& plan);
+  /// compressed_sync_ for plan_ (none for flat uncompressed); collective over dp.
+  void rebuild_sync();
   void snapshot(long long version);
   void restore(long long version);
   std::vector<std::byte> serialize() const;

@@ -9,6 +9,8 @@
 #include "core/input_error.hpp"
 #include "core/work_split.hpp"
 #include "hw/exec/hw_backend.hpp"
+
+#include "hw/device/host_kernels.hpp"
 #include "hw/hw_error.hpp"
 #include "hw/snapshot/byte_stream.hpp"
 
@@ -57,12 +59,39 @@ void HwBackend::apply(const core::Directive& directive) {
           snapshot(action.version);
         } else if constexpr (std::is_same_v<T, core::RestoreDirective>) {
           restore(action.version);
+        } else if constexpr (std::is_same_v<T, core::ReplanDirective>) {
+          replan_sync(action.plan);
         } else {
           throw std::invalid_argument(std::string("hw backend: ") + core::kind_name(action) +
                                       " is not supported");
         }
       },
       directive.action);
+}
+
+void HwBackend::replan_sync(const core::ParallelPlan& plan) {
+  core::ParallelPlan same = plan;
+  same.sync = plan_.sync;
+  same.compression = plan_.compression;
+  if (same.label() != plan_.label() || same.global_batch != plan_.global_batch)
+    throw std::invalid_argument("hw backend: a re-plan from '" + plan_.label() + "' to '" +
+                                plan.label() +
+                                "' changes more than sync and compression (not supported)");
+  if (plan.sync == plan_.sync && plan.compression == plan_.compression) return;
+  plan_.sync = plan.sync;
+  plan_.compression = plan.compression;
+  rebuild_sync();
+}
+
+void HwBackend::rebuild_sync() {
+  compressed_sync_.reset();
+  if (plan_.sync == core::SyncMode::Flat && !plan_.compression.enabled()) return;
+  if (dynamic_cast<HostKernels*>(kernels_) == nullptr)
+    throw core::InputError("plan.sync / plan.compression: the " + kernels_->name() +
+                           " executor does not run them (host memory only; expected sync: "
+                           "flat, compression: none)");
+  compressed_sync_ = std::make_unique<CompressedSync>(plan_, *groups_.dp, world_.rank(),
+                                                      options_.ranks_per_node, seed_);
 }
 
 void HwBackend::repartition(const std::vector<int>& counts) {

@@ -34,7 +34,8 @@ std::vector<double> train_group(Group& group, const core::ParallelPlan& plan, co
     hw::HwBackend backend(run.model, run.seq_len, 3, plan, options, *group[r]);
     for (int i = 0; i < run.iterations; ++i) {
       if (run.before) run.before(backend, i);
-      const core::StepReport report = backend.step(plan);
+      // The plan it now runs: a re-plan in `before` may have changed it.
+      const core::StepReport report = backend.step(backend.plan());
       if (r != 0) continue;
       losses.push_back(backend.last_loss());
       if (run.reports != nullptr) run.reports->push_back(report);

@@ -1,0 +1,110 @@
+#include "core/controller/sync_policy.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/controller/cost_calibration.hpp"
+#include "core/cost/estimate.hpp"
+
+namespace parashift::core {
+namespace {
+
+std::vector<std::pair<SyncMode, CompressionSpec>> candidates(const JobModel& job,
+                                                             const SyncPolicyOptions& o) {
+  std::vector<CompressionSpec> compressors{CompressionSpec{}};
+  if (o.int8) compressors.push_back(parse_compression("int8"));
+  if (o.powersgd)
+    for (const char* text : {"powersgd:4", "powersgd:16", "powersgd:64"})
+      compressors.push_back(parse_compression(text));
+  if (o.topk) compressors.push_back(parse_compression("topk:0.01"));
+  std::vector<SyncMode> modes{SyncMode::Flat};
+  if (o.hierarchical) modes.push_back(SyncMode::Hierarchical);
+  std::vector<std::pair<SyncMode, CompressionSpec>> out{{job.plan.sync, job.plan.compression}};
+  for (SyncMode m : modes)
+    for (const CompressionSpec& c : compressors) {
+      if (m == job.plan.sync && c == job.plan.compression) continue;
+      ParallelPlan p = job.plan;
+      p.sync = m;
+      p.compression = c;
+      if (p.problems(job.cost->model, job.cost->seq_len, p.gpus()).empty()) out.push_back({m, c});
+    }
+  return out;
+}
+
+std::string seconds_text(TimeNs ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", ns_to_s(ns));
+  return buf;
+}
+
+}  // namespace
+
+std::string SyncChoice::label() const {
+  return std::string(to_string(sync)) + " + " + to_string(compression);
+}
+
+std::vector<SyncChoice> rank_sync_choices(const JobModel& job, const SyncPolicyOptions& options,
+                                          const CostCalibration* calibration) {
+  std::vector<SyncChoice> out;
+  if (job.cost == nullptr) return out;
+  for (const auto& [sync, compression] : candidates(job, options)) {
+    ParallelPlan p = job.plan;
+    p.sync = sync;
+    p.compression = compression;
+    const TimeNs t = calibration != nullptr
+                         ? calibration->predict_ns(p)
+                         : estimate_iteration(job.cost->model, job.cost->device, job.cost->cluster,
+                                              p, job.cost->seq_len)
+                               .total_ns;
+    out.push_back({sync, compression, t});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const SyncChoice& a, const SyncChoice& b) {
+    return a.iteration_ns < b.iteration_ns;
+  });
+  return out;
+}
+
+void SyncPolicy::run(PolicyContext& context) {
+  const JobModel& job = context.job;
+  if (job.cost == nullptr || job.plan.dp < 2 ||
+      job.plan.optimizer_sharding != OptimizerSharding::None)
+    return;
+  if (context.iteration % options_.every != 0) return;
+  const auto ranked = rank_sync_choices(job, options_, context.calibration);
+  if (ranked.empty()) return;
+  const auto current = std::find_if(ranked.begin(), ranked.end(), [&](const SyncChoice& c) {
+    return c.sync == job.plan.sync && c.compression == job.plan.compression;
+  });
+  const SyncChoice& best = ranked.front();
+  const TimeNs now_ns = current->iteration_ns;
+  const double saved =
+      now_ns > 0 ? static_cast<double>(now_ns - best.iteration_ns) / static_cast<double>(now_ns)
+                 : 0.0;
+  const double remaining =
+      static_cast<double>(std::max<std::int64_t>(0, job.total_iterations - context.iteration - 1));
+  const double gain_s = ns_to_s(now_ns - best.iteration_ns) * remaining;
+  const std::string message = best.label() + " predicted " + seconds_text(best.iteration_ns) +
+                              " an iteration against " + seconds_text(now_ns) + " (" +
+                              current->label() + ")";
+  if (&best == &*current || saved < options_.min_improvement) {
+    if (&best != &*current)
+      context.log.push_back({context.iteration, "sync", message + ": saves under min_improvement",
+                             std::nullopt, false, gain_s, 0});
+    streak_label_.reset();
+    streak_ = 0;
+    return;
+  }
+  streak_ = streak_label_ == best.label() ? streak_ + 1 : 1;
+  streak_label_ = best.label();
+  if (streak_ < options_.patience) return;
+  ParallelPlan plan = job.plan;
+  plan.sync = best.sync;
+  plan.compression = best.compression;
+  Directive d{ReplanDirective{plan}, "sync: " + message, gain_s};
+  context.directives.push_back(d);
+  context.log.push_back({context.iteration, "sync", message, d, true, gain_s, 0});
+  streak_label_.reset();
+  streak_ = 0;
+}
+
+}  // namespace parashift::core
