@@ -41,9 +41,10 @@ constexpr std::array<std::pair<const char*, Precision>, 2> kPrecisions{{
     {"fp8", Precision::Fp8},
 }};
 
-constexpr std::array<std::pair<const char*, SyncMode>, 2> kSyncModes{{
+constexpr std::array<std::pair<const char*, SyncMode>, 3> kSyncModes{{
     {"flat", SyncMode::Flat},
     {"hierarchical", SyncMode::Hierarchical},
+    {"delayed", SyncMode::Delayed},
 }};
 
 template <typename Enum, std::size_t N>

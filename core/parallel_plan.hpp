@@ -16,8 +16,12 @@ enum class Precision { Bf16, Fp8 };
 /// How the data-parallel gradient sync runs (core/cost/grad_sync.hpp):
 /// flat, one all-reduce over the whole group; hierarchical, a reduce-scatter
 /// inside each node at full precision, an all-reduce of the shards between
-/// nodes (compressed when the plan says so), an all-gather inside the node.
-enum class SyncMode { Flat, Hierarchical };
+/// nodes (compressed when the plan says so), an all-gather inside the node;
+/// delayed, the hierarchical sync whose inter-node all-reduce and node
+/// all-gather run during the next iteration: each update applies the
+/// previous iteration's mean gradient (staleness exactly one iteration; the
+/// first iteration applies none).
+enum class SyncMode { Flat, Hierarchical, Delayed };
 
 struct ParallelPlan {
   int tp = 1;              // tensor parallel

@@ -9,6 +9,16 @@
 
 namespace parashift::sim {
 
+void start_deferred_sync(const GradSyncRun& run, const BucketSyncJob& job, double params,
+                         const std::vector<std::vector<int>>& rings, std::uint64_t flow_hash,
+                         std::function<void(TimeNs)> on_done) {
+  const core::ParallelPlan& plan = *job.plan;
+  const int dpn = core::group_placement(plan, run.paths.topology().gpus_per_host()).dp_per_node;
+  auto steps = core::bucket_sync_steps(plan, *job.model, params, job.grad_bytes_per_param, dpn);
+  std::erase_if(steps, [](const core::SyncStep& s) { return !s.deferred; });
+  start_grad_sync(run, steps, 0, rings, flow_hash, std::move(on_done));
+}
+
 std::vector<std::vector<int>> scope_rings(const topo::Topology& topology,
                                           const std::vector<int>& ring, core::SyncScope scope) {
   if (scope == core::SyncScope::Group) return {ring};
@@ -94,9 +104,9 @@ void start_bucket_sync(const GradSyncRun& run, const BucketSyncJob& job, core::C
                                ? 0
                                : core::bucket_compression_ns(plan, *job.model, params, dpn,
                                                              core::compute_rates(*job.device));
-    start_grad_sync(
-        run, core::bucket_sync_steps(plan, *job.model, params, job.grad_bytes_per_param, dpn),
-        compute, rings, flow_hash, std::move(on_done));
+    auto steps = core::bucket_sync_steps(plan, *job.model, params, job.grad_bytes_per_param, dpn);
+    std::erase_if(steps, [](const core::SyncStep& s) { return s.deferred; });
+    start_grad_sync(run, steps, compute, rings, flow_hash, std::move(on_done));
     return;
   }
   if (run.network != nullptr) {

@@ -44,10 +44,17 @@ struct BucketSyncJob {
 /// Starts one bucket of `bytes` on `rings`: a flat uncompressed sync as one
 /// collective of `kind` on every ring at once (`kind`: the all-reduce, or
 /// the sharded optimizers' reduce-scatter), otherwise start_grad_sync with
-/// the plan's steps (core::bucket_sync_steps) and compressor time.
+/// the plan's steps (core::bucket_sync_steps, less the deferred ones of a
+/// delayed sync) and compressor time.
 void start_bucket_sync(const GradSyncRun& run, const BucketSyncJob& job, core::CollectiveKind kind,
                        double bytes, const std::vector<std::vector<int>>& rings,
                        std::uint64_t flow_hash, std::function<void(TimeNs)> on_done);
+
+/// Delayed sync: starts the deferred steps of a stage's `params` gradients
+/// (the last iteration's, core::bucket_sync_steps' deferred ones) now.
+void start_deferred_sync(const GradSyncRun& run, const BucketSyncJob& job, double params,
+                         const std::vector<std::vector<int>>& rings, std::uint64_t flow_hash,
+                         std::function<void(TimeNs)> on_done);
 
 /// The rings of `scope` cut from one data-parallel ring (hosts from the topology).
 std::vector<std::vector<int>> scope_rings(const topo::Topology& topology,

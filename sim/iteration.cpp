@@ -67,6 +67,11 @@ class IterationSim {
   }
 
   IterationResult run() {
+    // Delayed sync: the previous iteration's deferred steps, under this one.
+    if (plan_.sync == core::SyncMode::Delayed && plan_.dp > 1)
+      start_deferred_syncs({kernel_, network_.get(), paths_, fabric_},
+                           {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, groups_,
+                           workers_, [this](DpGroup& g) { pump(g); });
     for (std::size_t w = 0; w < workers_.size(); ++w) try_start(static_cast<int>(w));
     kernel_.run();
     return collect();
@@ -359,7 +364,7 @@ class IterationSim {
   void pump(DpGroup& g) {
     if (g.streaming || g.waiting) return;
     if (g.queue.empty()) {
-      if (g.chunks_queued == v_) sync_done(g);
+      if (g.chunks_queued == v_ && !g.deferred_running) sync_done(g);
       return;
     }
     const Bucket bucket = g.queue.front();

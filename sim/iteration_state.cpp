@@ -59,4 +59,20 @@ core::FsdpComm fsdp_group_comm(const PathModel& paths, const core::NcclFabric& f
           ns(core::CollectiveKind::ReduceScatter, other * grad)};
 }
 
+void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
+                          std::vector<DpGroup>& groups, const std::vector<Worker>& workers,
+                          const std::function<void(DpGroup&)>& done) {
+  for (DpGroup& g : groups) {
+    g.deferred_running = true;
+    const TimeNs start = run.kernel.now();
+    start_deferred_sync(run, job, workers[static_cast<std::size_t>(g.members[0])].params_on_gpu,
+                        g.tp_rings, static_cast<std::uint64_t>(g.index),
+                        [&g, start, done](TimeNs end) {
+                          g.busy_ns += end - start;
+                          g.deferred_running = false;
+                          done(g);
+                        });
+  }
+}
+
 }  // namespace parashift::sim::detail

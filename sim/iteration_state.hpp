@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include "core/cost/estimate.hpp"
 #include "core/cost/fsdp.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/pipeline_schedule.hpp"
+#include "sim/grad_sync_run.hpp"
 #include "sim/iteration.hpp"
 #include "sim/path_model.hpp"
 
@@ -63,6 +65,7 @@ struct Worker {
   std::vector<int> inflight;       // per chunk
   double activation_bytes = 0;
   TimeNs busy_ns = 0;
+  bool deferred_running = false;  // delayed sync: the last iteration's steps, from time 0
   TimeNs tp_forward_ns_per_layer = 0, tp_backward_ns_per_layer = 0;
   TimeNs cp_forward_ns_per_layer = 0, cp_backward_ns_per_layer = 0;
   double params_on_gpu = 0;
@@ -86,6 +89,7 @@ struct DpGroup {
   bool streaming = false;    // a bucket's collective is running
   bool waiting = false;      // a wake-up for the front bucket is scheduled
   TimeNs busy_ns = 0;
+  bool deferred_running = false;  // delayed sync: the last iteration's steps, from time 0
   // FSDP: per chunk, one layer's gather and reduce-scatter and the chunk's
   // embedding/head parameters' (core/cost/fsdp.hpp); the members waiting to
   // start the pass every one of them must reach first (its gathers are
@@ -93,5 +97,12 @@ struct DpGroup {
   std::vector<core::FsdpComm> fsdp_chunk;
   std::vector<int> fsdp_waiting;
 };
+
+/// Delayed sync: starts every group's deferred steps (the previous
+/// iteration's, over its stage's parameters) now, marking it running;
+/// `done(g)` once they have finished (their time counts as the group's busy).
+void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
+                          std::vector<DpGroup>& groups, const std::vector<Worker>& workers,
+                          const std::function<void(DpGroup&)>& done);
 
 }  // namespace parashift::sim::detail

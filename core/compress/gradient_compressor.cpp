@@ -25,6 +25,19 @@ float normal(std::uint64_t seed, std::uint64_t index) {
 GradientCompressor::GradientCompressor(CompressionSpec spec, std::uint64_t seed)
     : spec_(spec), seed_(seed) {}
 
+CompressorState GradientCompressor::state(int tensor) const {
+  const auto it = states_.find(tensor);
+  return it == states_.end() ? CompressorState{} : it->second;
+}
+
+void GradientCompressor::set_state(int tensor, CompressorState state) {
+  if (state.residual.empty() && state.q.empty() && state.shard_residual.empty() &&
+      state.pending.empty())
+    states_.erase(tensor);
+  else
+    states_[tensor] = std::move(state);
+}
+
 double GradientCompressor::average(int tensor, std::span<float> grad, int rows, int cols,
                                    ReduceGroup& group) {
   PARASHIFT_ASSERT(grad.size() == static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
@@ -42,7 +55,8 @@ double GradientCompressor::average(int tensor, std::span<float> grad, int rows, 
       const std::size_t q_size = static_cast<std::size_t>(cols) * spec_.rank;
       if (state.q.size() != q_size) {
         state.q.resize(q_size);
-        const std::uint64_t stream = topo::mix64(seed_ ^ topo::mix64(static_cast<std::uint64_t>(tensor)));
+        const std::uint64_t stream =
+            topo::mix64(seed_ ^ topo::mix64(static_cast<std::uint64_t>(tensor)));
         for (std::size_t i = 0; i < q_size; ++i) state.q[i] = normal(stream, i);
       }
       return powersgd_average(grad, rows, cols, spec_.rank, state, group);

@@ -21,6 +21,9 @@ struct CompressorState {
   std::vector<float> residual;        // error feedback, rows x cols (int8: padded)
   std::vector<float> q;               // PowerSGD: cols x rank, row-major
   std::vector<float> shard_residual;  // int8: the re-quantised shard's error
+  /// Delayed sync (hw/exec/compressed_sync.cpp): the previous iteration's
+  /// synced gradient, the one this iteration applies.
+  std::vector<float> pending;
 };
 
 class GradientCompressor {
@@ -37,6 +40,12 @@ class GradientCompressor {
   const CompressionSpec& spec() const { return spec_; }
   /// Each tensor's state, for tests and snapshots.
   const std::map<int, CompressorState>& states() const { return states_; }
+  /// One tensor's state (empty when it has none yet), and its replacement
+  /// (a restored snapshot, a layer moved in from another rank).
+  CompressorState state(int tensor) const;
+  void set_state(int tensor, CompressorState state);
+  /// The state itself (made empty when absent).
+  CompressorState& state_for(int tensor) { return states_[tensor]; }
 
  private:
   CompressionSpec spec_;

@@ -96,6 +96,8 @@ void register_builtin_modules(PolicyRegistry& registry) {
         {"every", KnobKind::Int, 10, 1, 1000000, "iterations between evaluations"},
         {"patience", KnobKind::Int, 2, 1, 1000, "evaluations in a row a change must be the best"},
         {"hierarchical", KnobKind::Bool, 1, 0, 1, "may choose sync: hierarchical"},
+        {"delayed", KnobKind::Bool, 0, 0, 1,
+         "may choose sync: delayed (updates one iteration stale)"},
         {"int8", KnobKind::Bool, 1, 0, 1, "may choose int8 block quantisation"},
         {"powersgd", KnobKind::Bool, 1, 0, 1, "may choose PowerSGD"},
         {"topk", KnobKind::Bool, 0, 0, 1, "may choose top-k sparsification"}},
@@ -105,6 +107,7 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.every = static_cast<int>(c.knob("every"));
          o.patience = static_cast<int>(c.knob("patience"));
          o.hierarchical = c.flag("hierarchical");
+         o.delayed = c.flag("delayed");
          o.int8 = c.flag("int8");
          o.powersgd = c.flag("powersgd");
          o.topk = c.flag("topk");

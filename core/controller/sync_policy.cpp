@@ -19,6 +19,7 @@ std::vector<std::pair<SyncMode, CompressionSpec>> candidates(const JobModel& job
   if (o.topk) compressors.push_back(parse_compression("topk:0.01"));
   std::vector<SyncMode> modes{SyncMode::Flat};
   if (o.hierarchical) modes.push_back(SyncMode::Hierarchical);
+  if (o.delayed) modes.push_back(SyncMode::Delayed);
   std::vector<std::pair<SyncMode, CompressionSpec>> out{{job.plan.sync, job.plan.compression}};
   for (SyncMode m : modes)
     for (const CompressionSpec& c : compressors) {
@@ -64,6 +65,14 @@ std::vector<SyncChoice> rank_sync_choices(const JobModel& job, const SyncPolicyO
   return out;
 }
 
+const SyncChoice& sync_pick(const std::vector<SyncChoice>& ranked, const SyncChoice& current,
+                            double min_improvement) {
+  const SyncChoice& best = ranked.front();
+  const double now = static_cast<double>(current.iteration_ns);
+  const double saved = now > 0 ? (now - static_cast<double>(best.iteration_ns)) / now : 0.0;
+  return saved >= min_improvement ? best : current;
+}
+
 void SyncPolicy::run(PolicyContext& context) {
   const JobModel& job = context.job;
   if (job.cost == nullptr || job.plan.dp < 2 ||
@@ -77,16 +86,14 @@ void SyncPolicy::run(PolicyContext& context) {
   });
   const SyncChoice& best = ranked.front();
   const TimeNs now_ns = current->iteration_ns;
-  const double saved =
-      now_ns > 0 ? static_cast<double>(now_ns - best.iteration_ns) / static_cast<double>(now_ns)
-                 : 0.0;
+  const bool pays = &sync_pick(ranked, *current, options_.min_improvement) != &*current;
   const double remaining =
       static_cast<double>(std::max<std::int64_t>(0, job.total_iterations - context.iteration - 1));
   const double gain_s = ns_to_s(now_ns - best.iteration_ns) * remaining;
   const std::string message = best.label() + " predicted " + seconds_text(best.iteration_ns) +
                               " an iteration against " + seconds_text(now_ns) + " (" +
                               current->label() + ")";
-  if (&best == &*current || saved < options_.min_improvement) {
+  if (!pays) {
     if (&best != &*current)
       context.log.push_back({context.iteration, "sync", message + ": saves under min_improvement",
                              std::nullopt, false, gain_s, 0});

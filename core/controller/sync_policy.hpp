@@ -25,6 +25,7 @@ struct SyncPolicyOptions {
   int every = 10;                 // iterations between evaluations
   int patience = 2;               // evaluations in a row a change must be the best
   bool hierarchical = true;       // may choose sync: hierarchical
+  bool delayed = false;  // may choose sync: delayed (one iteration stale: a training choice)
   bool int8 = true;
   bool powersgd = true;
   bool topk = false;  // pays only at small shares and few ranks (docs/compression.md)
@@ -44,6 +45,12 @@ struct SyncChoice {
 /// first, ties in candidate order. Empty without job.cost.
 std::vector<SyncChoice> rank_sync_choices(const JobModel& job, const SyncPolicyOptions& options,
                                           const CostCalibration* calibration);
+
+/// What the module moves to from `ranked` (rank_sync_choices) when the plan
+/// runs `current` (one of them): the fastest when it saves at least
+/// `min_improvement` of current's time, else current.
+const SyncChoice& sync_pick(const std::vector<SyncChoice>& ranked, const SyncChoice& current,
+                            double min_improvement);
 
 class SyncPolicy : public PolicyModule {
  public:

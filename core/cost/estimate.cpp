@@ -147,12 +147,15 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
       const auto steps =
           grad_sync_steps(plan, matrices, grad_bytes, profile.grad_bytes_per_param, dpn);
       dp_comm = grad_sync_ns(steps, cluster);
-      dp_exposed = options.overlap_grad_reduce
-                       ? exposed_ns(dp_comm, last_bwd, dp_comm / tail_layers)
-                       : dp_comm;
+      // Delayed sync: its deferred steps run under the next iteration's compute.
+      const TimeNs deferred = deferred_sync_ns(steps, cluster);
+      const TimeNs now = dp_comm - deferred;
+      dp_exposed =
+          (options.overlap_grad_reduce ? exposed_ns(now, last_bwd, now / tail_layers) : now) +
+          std::max<TimeNs>(0, deferred - m * (fwd + bwd + rec));
       if (plan.compression.enabled() && dp > 1) {
         // The compressor runs on the GPU between backward and the sync: exposed.
-        const int k = plan.sync == SyncMode::Hierarchical ? dpn : 1;
+        const int k = plan.sync != SyncMode::Flat ? dpn : 1;
         const TimeNs compress = compression_compute_ns(
             plan.compression, shard_matrices(matrices, k), compute_rates(device));
         dp_comm += compress;

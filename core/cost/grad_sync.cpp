@@ -42,15 +42,18 @@ std::vector<SyncStep> grad_sync_steps(const ParallelPlan& plan,
   if (plan.sync == SyncMode::Flat || k == 1) {
     // Flat; hierarchical with one replica a node has nothing to do inside it.
     const SyncScope scope =
-        k == 1 && plan.sync == SyncMode::Hierarchical ? SyncScope::InterNode : SyncScope::Group;
+        k == 1 && plan.sync != SyncMode::Flat ? SyncScope::InterNode : SyncScope::Group;
     if (!plan.compression.enabled())
       add(scope, {{CollectiveKind::AllReduce, grad_bytes}}, dp, k);
     else
       add(scope, sync_calls(plan.compression, matrices, elem_bytes, dp), dp, k);
+    if (plan.sync == SyncMode::Delayed)
+      for (SyncStep& s : steps) s.deferred = true;
     return steps;
   }
   const int nodes = dp / k;
   add(SyncScope::IntraNode, {{CollectiveKind::ReduceScatter, grad_bytes}}, k, k);
+  const std::size_t first_deferred = steps.size();
   if (nodes > 1) {
     if (!plan.compression.enabled()) {
       add(SyncScope::InterNode, {{CollectiveKind::AllReduce, grad_bytes / k}}, nodes, 1);
@@ -60,6 +63,8 @@ std::vector<SyncStep> grad_sync_steps(const ParallelPlan& plan,
     }
   }
   add(SyncScope::IntraNode, {{CollectiveKind::AllGather, grad_bytes}}, k, k);
+  if (plan.sync == SyncMode::Delayed)
+    for (std::size_t i = first_deferred; i < steps.size(); ++i) steps[i].deferred = true;
   return steps;
 }
 
@@ -82,7 +87,7 @@ std::vector<SyncStep> bucket_sync_steps(const ParallelPlan& plan, const ModelSpe
 TimeNs bucket_compression_ns(const ParallelPlan& plan, const ModelSpec& model, double bucket_params,
                              int dp_per_node, const ComputeRates& rates) {
   if (!plan.compression.enabled() || plan.dp <= 1) return 0;
-  const int k = plan.sync == SyncMode::Hierarchical ? std::max(1, dp_per_node) : 1;
+  const int k = plan.sync != SyncMode::Flat ? std::max(1, dp_per_node) : 1;
   return compression_compute_ns(
       plan.compression, shard_matrices(bucket_gradient_matrices(plan, model, bucket_params), k),
       rates);
@@ -92,6 +97,14 @@ TimeNs grad_sync_ns(std::span<const SyncStep> steps, const ClusterView& cluster)
   TimeNs total = 0;
   for (const SyncStep& s : steps)
     total += collective_ns(s.call.kind, s.call.bytes, s.ranks, s.ranks_per_node, cluster);
+  return total;
+}
+
+TimeNs deferred_sync_ns(std::span<const SyncStep> steps, const ClusterView& cluster) {
+  TimeNs total = 0;
+  for (const SyncStep& s : steps)
+    if (s.deferred)
+      total += collective_ns(s.call.kind, s.call.bytes, s.ranks, s.ranks_per_node, cluster);
   return total;
 }
 

@@ -9,6 +9,8 @@
 //                  precision; the compressor's calls over the n nodes on each
 //                  shard (each matrix's rows / k), every local rank on its
 //                  own rail at once; an all-gather over the node.
+//   delayed:       the hierarchical steps, all but the reduce-scatter
+//                  deferred to the next iteration (SyncStep::deferred).
 // The layer norms' 2 x hidden values a layer travel uncompressed with the
 // bucket in practice; the compressed steps leave them out (< 0.1% of a
 // layer's bytes for the shipped models).
@@ -32,6 +34,9 @@ struct SyncStep {
   WireCall call;
   int ranks = 1;           // members of each group of this scope
   int ranks_per_node = 1;  // ... of which on one node
+  /// Delayed sync: runs during the next iteration (its inter-node all-reduce
+  /// and node all-gather), not behind this iteration's backward.
+  bool deferred = false;
 };
 
 /// One transformer layer's gradient matrices on one GPU under tensor
@@ -67,6 +72,8 @@ TimeNs bucket_compression_ns(const ParallelPlan& plan, const ModelSpec& model, d
 /// The steps' time on the cluster's links (NCCL's tuner picks each call's
 /// algorithm and protocol).
 TimeNs grad_sync_ns(std::span<const SyncStep> steps, const ClusterView& cluster);
+/// ... of the deferred steps only.
+TimeNs deferred_sync_ns(std::span<const SyncStep> steps, const ClusterView& cluster);
 
 /// GPU time the compressor spends per sync on `matrices` (its shard of them
 /// under hierarchical), not overlapped with the sync it feeds:

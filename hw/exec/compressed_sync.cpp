@@ -26,7 +26,7 @@ void CommReduceGroup::all_to_all(std::span<const float> send, std::span<float> r
 CompressedSync::CompressedSync(const core::ParallelPlan& plan, Communicator& dp, int world_rank,
                                int ranks_per_node, std::uint64_t seed)
     : plan_(plan), dp_(dp), compressor_(plan.compression, seed) {
-  if (plan.sync != core::SyncMode::Hierarchical) return;
+  if (plan.sync == core::SyncMode::Flat) return;
   const int node = ranks_per_node > 0 ? world_rank / ranks_per_node : 0;
   intra_ = dp.split(node, dp.rank());
   inter_ = dp.split(intra_->rank(), dp.rank());
@@ -39,6 +39,17 @@ CompressedSync::CompressedSync(const core::ParallelPlan& plan, Communicator& dp,
 }
 
 double CompressedSync::sum(int tensor, std::span<float> grad, int rows, int cols) {
+  const double bytes = sync(tensor, grad, rows, cols);
+  if (plan_.sync == core::SyncMode::Delayed) {
+    // Apply the previous iteration's sum (none on the first), keep this one.
+    std::vector<float>& pending = compressor_.state_for(tensor).pending;
+    if (pending.size() != grad.size()) pending.assign(grad.size(), 0.0f);
+    std::swap_ranges(grad.begin(), grad.end(), pending.begin());
+  }
+  return bytes;
+}
+
+double CompressedSync::sync(int tensor, std::span<float> grad, int rows, int cols) {
   const auto dp = static_cast<float>(dp_.size());
   double bytes = 0;
   if (!intra_) {

@@ -6,7 +6,11 @@
 //                  node), a reduce-scatter inside the node at full precision,
 //                  the compressor's average of this rank's block over the
 //                  ranks with the same place on the other nodes, and an
-//                  all-gather inside the node.
+//                  all-gather inside the node;
+//   delayed:       hierarchical, each iteration applying the previous one's
+//                  sum (the executor's collectives block, so the deferred
+//                  steps do not overlap the next forward here: the
+//                  staleness is real, the overlap is the simulator's).
 // Nodes are HwOptions::ranks_per_node world ranks (0: one node). Host
 // memory only: on the CUDA executor the matrices would cross to the host.
 #pragma once
@@ -52,8 +56,10 @@ class CompressedSync {
   double sum(int tensor, std::span<float> grad, int rows, int cols);
 
   const core::GradientCompressor& compressor() const { return compressor_; }
+  core::GradientCompressor& compressor() { return compressor_; }
 
  private:
+  double sync(int tensor, std::span<float> grad, int rows, int cols);  // this iteration's sum
   core::ParallelPlan plan_;
   Communicator& dp_;
   std::unique_ptr<Communicator> intra_, inter_;  // hierarchical only

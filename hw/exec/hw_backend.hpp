@@ -178,8 +178,9 @@ class HwBackend : public core::Backend {
   void restore(long long version);
   std::vector<std::byte> serialize() const;
   void deserialize(std::span<const std::byte> payload);
-  void write_slot(ByteWriter& out, const LayerSlot& slot) const;
-  void read_slot(ByteReader& in, LayerSlot& slot) const;
+  /// Layer `layer`'s weights, optimizer state and gradient compressor state.
+  void write_slot(ByteWriter& out, int layer, const LayerSlot& slot) const;
+  void read_slot(ByteReader& in, int layer, LayerSlot& slot);
   /// available[r]: versions of rank r's shard that exist and are trusted
   /// (own store or its replica); `own` (when given) the trusted own ones,
   /// `refused` (when given) this rank's refused files.

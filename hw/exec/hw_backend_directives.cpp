@@ -108,7 +108,7 @@ void HwBackend::repartition(const std::vector<int>& counts) {
     const int from = stage_of(old_offsets, l, plan_.pp), to = stage_of(new_offsets, l, plan_.pp);
     if (from == to || from != stage) continue;
     ByteWriter out;
-    write_slot(out, layers_.at(l));
+    write_slot(out, l, layers_.at(l));
     pp.send_bytes(out.bytes(), to, kLayerMoveTag + l);
     sent.push_back(l);
   }
@@ -118,7 +118,7 @@ void HwBackend::repartition(const std::vector<int>& counts) {
     const auto bytes = pp.recv_bytes(from, kLayerMoveTag + l);
     LayerSlot slot = blank_slot();
     ByteReader in(bytes);
-    read_slot(in, slot);
+    read_slot(in, l, slot);
     layers_.emplace(l, std::move(slot));
   }
   pp.flush_sends();
@@ -144,22 +144,49 @@ void HwBackend::rebalance(const std::vector<int>& counts) {
 // (Buffer by buffer: the moments are this rank's shards under the
 // distributed optimizer, and a layer moves between ranks of the same dp
 // coordinate, which hold the same shards.)
-void HwBackend::write_slot(ByteWriter& out, const LayerSlot& slot) const {
+void HwBackend::write_slot(ByteWriter& out, int layer, const LayerSlot& slot) const {
   for (const DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind))
     for (const DeviceBuffer* b : set->all()) {
       std::vector<float> host(b->size());
       kernels_->download(b->data(), host);
       out.floats(host);
     }
+  // The sync's state of the layer's four matrices (error feedback,
+  // PowerSGD's Q, a delayed sync's pending gradient): none (0) without a
+  // compressed or hierarchical sync.
+  out.i64(compressed_sync_ ? 4 : 0);
+  if (!compressed_sync_) return;
+  for (int j = 0; j < 4; ++j) {
+    const core::CompressorState s = compressed_sync_->compressor().state(layer * 4 + j);
+    out.floats(s.residual);
+    out.floats(s.q);
+    out.floats(s.shard_residual);
+    out.floats(s.pending);
+  }
 }
 
-void HwBackend::read_slot(ByteReader& in, LayerSlot& slot) const {
+void HwBackend::read_slot(ByteReader& in, int layer, LayerSlot& slot) {
   for (DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind))
     for (DeviceBuffer* b : set->all()) {
       std::vector<float> host(b->size());
       in.floats(host);  // checks the length
       kernels_->upload(host, b->data());
     }
+  const std::int64_t tensors = in.i64();
+  if (tensors != 0 && tensors != 4)
+    throw HwError("shard payload: " + std::to_string(tensors) +
+                  " compressor states for a layer, expected 0 or 4");
+  if (tensors == 0 && compressed_sync_)  // written before this sync: start it over
+    for (int j = 0; j < 4; ++j) compressed_sync_->compressor().set_state(layer * 4 + j, {});
+  for (int j = 0; j < tensors; ++j) {
+    core::CompressorState s;
+    s.residual = in.float_vector();
+    s.q = in.float_vector();
+    s.shard_residual = in.float_vector();
+    s.pending = in.float_vector();
+    // Written under another sync (a re-plan since): the state is dropped.
+    if (compressed_sync_) compressed_sync_->compressor().set_state(layer * 4 + j, std::move(s));
+  }
 }
 
 // Payload: iteration, tp, pp, dp, virtual stages, optimizer, its sharding,
@@ -175,7 +202,7 @@ std::vector<std::byte> HwBackend::serialize() const {
   out.i64(static_cast<std::int64_t>(layers_.size()));
   for (const auto& [index, slot] : layers_) {
     out.i64(index);
-    write_slot(out, slot);
+    write_slot(out, index, slot);
   }
   return out.bytes();
 }
@@ -199,7 +226,7 @@ void HwBackend::deserialize(std::span<const std::byte> payload) {
   for (std::int64_t i = 0; i < count; ++i) {
     const int index = static_cast<int>(in.i64());
     LayerSlot slot = blank_slot();
-    read_slot(in, slot);
+    read_slot(in, index, slot);
     layers.emplace(index, std::move(slot));
   }
   if (!in.done()) throw HwError("snapshot shard has trailing bytes");

@@ -73,4 +73,13 @@ void ByteReader::floats(std::span<float> v) {
   raw(v.data(), v.size_bytes());
 }
 
+std::vector<float> ByteReader::float_vector() {
+  const auto n = i64();
+  if (n < 0 || static_cast<std::size_t>(n) > (bytes_.size() - at_) / sizeof(float))
+    throw HwError("shard payload: bad float vector length " + std::to_string(n));
+  std::vector<float> v(static_cast<std::size_t>(n));
+  raw(v.data(), v.size() * sizeof(float));
+  return v;
+}
+
 }  // namespace parashift::hw

@@ -34,6 +34,8 @@ class ByteReader {
   void matrix(Matrix& m);
   /// Reads into `v`, whose length must match what was written.
   void floats(std::span<float> v);
+  /// A float vector of the length written before it (bounded by what is left).
+  std::vector<float> float_vector();
   bool done() const { return at_ == bytes_.size(); }
 
  private:

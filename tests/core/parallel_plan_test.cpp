@@ -105,6 +105,6 @@ TEST_CASE("sync modes and compressors: what the replicated all-reduce needs") {
         "found distributed");
   CHECK(problems[1].rfind("compression: int8:256 needs optimizer_sharding none", 0) == 0);
   CHECK(parse_sync_mode("flat") == SyncMode::Flat);
-  CHECK_THROWS_WITH_AS(parse_sync_mode("tree"), "expected one of flat, hierarchical, found 'tree'",
-                       InputError);
+  CHECK_THROWS_WITH_AS(parse_sync_mode("tree"),
+                       "expected one of flat, hierarchical, delayed, found 'tree'", InputError);
 }

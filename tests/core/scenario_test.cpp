@@ -58,7 +58,7 @@ TEST_CASE("plan.sync and plan.compression are read, and bad values named") {
                        InputError);
   CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"plan.sync=ring"}),
                        doctest::Contains("plan.sync (set on the command line): expected one of "
-                                         "flat, hierarchical, found 'ring'"),
+                                         "flat, hierarchical, delayed, found 'ring'"),
                        InputError);
 }
 

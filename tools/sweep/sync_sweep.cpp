@@ -1,0 +1,163 @@
+// The communication policy's sweep (issue #17's goal): setups of the shipped
+// models on 8 to 4,096 H100s with 25 to 400 Gb/s a rail, each simulated
+// with the flat uncompressed sync, with every fixed sync mode and
+// compressor the `sync` module may choose, and with the module's own choice
+// (core::rank_sync_choices on the presets: here the simulated cluster is
+// the preset). Prints one row per setup and the goals' counts:
+//   sync_sweep [LIMIT]     (LIMIT: the first N setups only)
+// Setups: for each model, the smallest tp x pp (tp <= 8 within a node) whose
+// replicated-optimizer memory fits 80 GB, dp = GPUs / (tp pp) >= 2, global
+// batch = max(64, dp) sequences of 4,096 tokens, 1F1B. Setups run in
+// parallel over the cores; rows print in setup order.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/controller/sync_policy.hpp"
+#include "core/cost/memory.hpp"
+#include "core/scenario/cluster_view.hpp"
+#include "core/scenario/scenario.hpp"
+#include "sim/run.hpp"
+
+using namespace parashift;
+
+namespace {
+
+struct Setup {
+  std::string model;
+  int gpus = 0;
+  int nic_gbps = 0;
+  int tp = 1, pp = 1, dp = 1, global_batch = 1;
+};
+
+std::string yaml(const Setup& s, const std::string& sync, const std::string& compression) {
+  return "name: sweep\nmodel: " + s.model +
+         "\ncluster:\n  device: h100-sxm-80gb\n  topology:\n    generator: rail-fat-tree\n"
+         "    node: dgx-h100\n    nodes: " +
+         std::to_string(s.gpus / 8) + "\n    tiers: " + (s.gpus / 8 > 256 ? "3" : "2") +
+         "\n    nic_gbps: " + std::to_string(s.nic_gbps) +
+         "\ntraining:\n  global_batch: " + std::to_string(s.global_batch) +
+         "\n  seq_len: 4096\n  precision: bf16\nplan:\n  tp: " + std::to_string(s.tp) +
+         "\n  pp: " + std::to_string(s.pp) + "\n  dp: " + std::to_string(s.dp) +
+         "\n  schedule: 1f1b\n  recompute: selective\n  sequence_parallel: " +
+         (s.tp > 1 ? "true" : "false") + "\n  optimizer_sharding: none\n  sync: " + sync +
+         "\n  compression: " + compression + "\nrun:\n  iterations: 2\n  seed: 1\n";
+}
+
+const std::filesystem::path kFile =
+    std::filesystem::path(PARASHIFT_SOURCE_DIR) / "scenarios/x.yaml";
+
+std::vector<Setup> setups() {
+  std::vector<Setup> out;
+  for (const char* model : {"llama2-7b", "llama3-8b", "llama2-70b", "llama3-70b", "gpt3-175b"})
+    for (int gpus : {16, 32, 64, 128, 256, 512, 1024, 2048, 4096})
+      for (int nic : {25, 50, 100, 200, 400}) {
+        Setup s{model, gpus, nic};
+        bool found = false;
+        for (int pp : {1, 2, 4, 8, 16})
+          for (int tp : {1, 2, 4, 8}) {
+            if (found || tp * pp * 2 > gpus) continue;
+            s.tp = tp;
+            s.pp = pp;
+            s.dp = gpus / (tp * pp);
+            s.global_batch = std::max(64, s.dp) / s.dp * s.dp;
+            const core::Scenario sc = core::parse_scenario(yaml(s, "flat", "none"), kFile, {});
+            const double peak = core::peak_memory(sc.model, sc.plan, 4096).total_bytes();
+            found = peak <= 0.95 * sc.device.hbm_bytes;
+          }
+        if (found) out.push_back(s);
+      }
+  return out;
+}
+
+double iteration_s(const Setup& s, core::SyncMode sync, const core::CompressionSpec& c) {
+  const auto run = sim::run_scenario(
+      core::parse_scenario(yaml(s, core::to_string(sync), core::to_string(c)), kFile, {}));
+  return core::ns_to_s(run.total_ns) / run.iterations;
+}
+
+struct Row {
+  double flat_s = 0, best_s = 1e300, pick_s = 0;
+  std::string best_label, pick_label;
+  bool picked_change = false;
+};
+
+Row evaluate(const Setup& s) {
+  const core::Scenario sc = core::parse_scenario(yaml(s, "flat", "none"), kFile, {});
+  core::JobModel job;
+  job.plan = sc.plan;
+  auto inputs = std::make_shared<core::CostInputs>();
+  *inputs = {sc.model, sc.device, core::cluster_view_of(sc.topology, sc.device),
+             sc.training.seq_len};
+  job.cost = inputs;
+  const auto ranked = core::rank_sync_choices(job, core::SyncPolicyOptions{}, nullptr);
+  // The module's pick from the flat uncompressed plan (its knobs' defaults).
+  const core::SyncChoice& flat_choice =
+      *std::find_if(ranked.begin(), ranked.end(), [](const core::SyncChoice& c) {
+        return c.sync == core::SyncMode::Flat && !c.compression.enabled();
+      });
+  const core::SyncChoice& pick =
+      core::sync_pick(ranked, flat_choice, core::SyncPolicyOptions{}.min_improvement);
+  Row row;
+  row.pick_label = pick.label();
+  row.picked_change = &pick != &flat_choice;
+  for (const core::SyncChoice& c : ranked) {
+    const double t = iteration_s(s, c.sync, c.compression);
+    if (&c == &flat_choice) row.flat_s = t;
+    if (&c == &pick) row.pick_s = t;
+    if (t < row.best_s) {
+      row.best_s = t;
+      row.best_label = c.label();
+    }
+  }
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::size_t limit = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 0;
+  auto all = setups();
+  if (limit > 0 && limit < all.size()) all.resize(limit);
+  std::vector<Row> rows(all.size());
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::max(1u, std::thread::hardware_concurrency()); ++t)
+    pool.emplace_back([&] {
+      for (std::size_t i = next++; i < all.size(); i = next++) rows[i] = evaluate(all[i]);
+    });
+  for (auto& t : pool) t.join();
+  int slower = 0, off_best = 0, slow_rails = 0, slow_rails_2x = 0, changed = 0, wins = 0;
+  std::printf("%-10s %5s %4s %-14s %9s %9s %9s  %s\n", "model", "gpus", "Gb/s", "plan", "flat s",
+              "best s", "chosen s", "chosen (best)");
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Setup& s = all[i];
+    const Row& r = rows[i];
+    slower += r.pick_s > 1.02 * r.flat_s;
+    off_best += r.pick_s > 1.05 * r.best_s;
+    changed += r.picked_change;
+    wins += r.best_s < 0.95 * r.flat_s;
+    // A rail per GPU (nic_gbps / 8 GB/s) against NVLink's 450 GB/s a direction (H100).
+    if (s.nic_gbps / 8.0 <= 450.0 / 8) {
+      ++slow_rails;
+      slow_rails_2x += r.flat_s >= 2 * r.pick_s;
+    }
+    const std::string plan =
+        "tp" + std::to_string(s.tp) + " pp" + std::to_string(s.pp) + " dp" + std::to_string(s.dp);
+    std::printf("%-10s %5d %4d %-14s %9.4f %9.4f %9.4f  %s (%s)\n", s.model.c_str(), s.gpus,
+                s.nic_gbps, plan.c_str(), r.flat_s, r.best_s, r.pick_s, r.pick_label.c_str(),
+                r.best_label.c_str());
+  }
+  std::printf("\n%zu setups; the module re-plans %d\n", all.size(), changed);
+  std::printf("chosen > 2%% slower than flat uncompressed: %d\n", slower);
+  std::printf("chosen > 5%% slower than the best fixed choice: %d\n", off_best);
+  std::printf("some fixed choice >= 5%% faster than flat uncompressed: %d\n", wins);
+  std::printf("rails <= 1/8 of NVLink per GPU: %d setups, chosen >= 2x faster than flat: %d\n",
+              slow_rails, slow_rails_2x);
+  return 0;
+}
