@@ -109,14 +109,13 @@ TimeNs CostCalibration::predict_ns(const ParallelPlan& plan) const {
   return estimate_iteration(preset_.model, device(), cluster(), plan, preset_.seq_len).total_ns;
 }
 
-std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
-    const StepReport& report, const JobModel& job) const {
-  const ParallelPlan& plan = job.plan;
-  const ModelSpec& model = preset_.model;
+const CostCalibration::Profiles& CostCalibration::profiles(const ParallelPlan& plan) const {
+  std::string label = plan.label();
+  if (label == profiles_.plan_label) return profiles_;
   // The preset, and the preset with one compute efficiency doubled: each
   // class's share of a stage's time is twice what doubling it saves.
-  const WorkProfile base = work_profile(model, preset_.device, plan, preset_.seq_len);
-  std::array<WorkProfile, 3> doubled;
+  const ModelSpec& model = preset_.model;
+  profiles_.base = work_profile(model, preset_.device, plan, preset_.seq_len);
   for (int k : {kGemm, kAttention, kMemory}) {
     DeviceSpec d = preset_.device;
     if (k == kGemm) {
@@ -125,30 +124,55 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     }
     if (k == kAttention) d.efficiency.attention *= 2;
     if (k == kMemory) d.efficiency.memory *= 2;
-    doubled[static_cast<std::size_t>(k)] = work_profile(model, d, plan, preset_.seq_len);
+    profiles_.doubled[static_cast<std::size_t>(k)] = work_profile(model, d, plan, preset_.seq_len);
   }
+  profiles_.plan_label = std::move(label);
+  return profiles_;
+}
+
+std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
+    const StepReport& report, const JobModel& job) const {
+  const ParallelPlan& plan = job.plan;
+  const ModelSpec& model = preset_.model;
+  const Profiles& prof = profiles(plan);
+  const WorkProfile& base = prof.base;
+  const std::array<WorkProfile, 3>& doubled = prof.doubled;
   const RankLayout layout(plan);
   std::vector<std::pair<Expected, double>> out;
   // Compute: per stage, the median rank's measured time over its expected one
   // (a straggler is the straggler detector's business, not a calibration).
+  // One pass over the ranks sorts them by stage.
+  std::vector<std::vector<std::pair<double, int>>> by_stage(static_cast<std::size_t>(plan.pp));
+  std::vector<double> stage_mb_ns(static_cast<std::size_t>(plan.pp));  // one micro-batch
+  for (int s = 0; s < plan.pp; ++s)
+    stage_mb_ns[static_cast<std::size_t>(s)] = job.stage_layers(s) * layer_compute_ns(base) +
+                                               fixed_compute_ns(base, s == 0, s == plan.pp - 1);
+  const int measured = std::min(layout.ranks(), static_cast<int>(report.rank_compute_ns.size()));
+  // Megatron's order (core/rank_layout.hpp): tp fastest, then cp, dp, pp.
+  const int per_replica = plan.tp * plan.cp;
+  const int per_stage = per_replica * plan.dp;
+  for (auto& v : by_stage) v.reserve(static_cast<std::size_t>(per_stage));
+  for (int r = 0; r < measured; ++r) {
+    const auto stage = static_cast<std::size_t>(r / per_stage);
+    const auto replica = static_cast<std::size_t>(r % per_stage / per_replica);
+    const double expected = job.micro_batches_per_replica[replica] * stage_mb_ns[stage];
+    if (expected > 0)
+      by_stage[stage].push_back(
+          {static_cast<double>(report.rank_compute_ns[static_cast<std::size_t>(r)]) / expected, r});
+  }
   for (int s = 0; s < plan.pp; ++s) {
     const bool first = s == 0, last = s == plan.pp - 1;
     const int layers = job.stage_layers(s);
     auto stage_ns = [&](const WorkProfile& p, int micro_batches) {
       return micro_batches * (layers * layer_compute_ns(p) + fixed_compute_ns(p, first, last));
     };
-    std::vector<std::pair<double, int>> ratio_rank;
-    for (int r = 0; r < layout.ranks(); ++r) {
-      const RankCoord c = layout.coord(r);
-      if (c.pp != s || static_cast<std::size_t>(r) >= report.rank_compute_ns.size()) continue;
-      const int m = job.micro_batches_per_replica[static_cast<std::size_t>(c.dp)];
-      const double expected = stage_ns(base, m);
-      if (expected > 0)
-        ratio_rank.push_back({static_cast<double>(report.rank_compute_ns[r]) / expected, r});
-    }
+    std::vector<std::pair<double, int>>& ratio_rank = by_stage[static_cast<std::size_t>(s)];
     if (ratio_rank.empty()) continue;
-    std::sort(ratio_rank.begin(), ratio_rank.end());
-    const int r = ratio_rank[(ratio_rank.size() - 1) / 2].second;
+    // The median (pairs are distinct: the rank breaks ties), in linear time.
+    const auto median_at =
+        ratio_rank.begin() + static_cast<std::ptrdiff_t>((ratio_rank.size() - 1) / 2);
+    std::nth_element(ratio_rank.begin(), median_at, ratio_rank.end());
+    const int r = median_at->second;
     const int m = job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(r).dp)];
     Expected e;
     const double total = stage_ns(base, m);

@@ -35,6 +35,7 @@
 #include "core/backend.hpp"
 #include "core/controller/job_model.hpp"
 #include "core/cost/cost_inputs.hpp"
+#include "core/cost/work_profile.hpp"
 
 namespace parashift::core {
 
@@ -94,6 +95,15 @@ class CostCalibration {
   void add_row(const Expected& e, double observed_ns);
   std::vector<std::pair<Expected, double>> rows(const StepReport& report,
                                                 const JobModel& job) const;
+  /// The preset's work profile of `plan` and the three with one compute
+  /// efficiency doubled, kept while the plan stays (rows() runs per report).
+  struct Profiles {
+    std::string plan_label;
+    WorkProfile base;
+    std::array<WorkProfile, 3> doubled;
+  };
+  const Profiles& profiles(const ParallelPlan& plan) const;
+  mutable Profiles profiles_;
 
   CostInputs preset_;
   double lambda_;

@@ -1,14 +1,18 @@
 // The controller's own time per iteration (observe: state estimate, straggler
-// detection, balancing) at 16,384 GPUs: TP8 PP16 DP128, 128 layers, 16
-// micro-batches per replica. Goal: under 1 ms.
+// detection, balancing; and with every module: calibration and the sync
+// module's pricing of its ten candidates, each iteration) at 16,384 GPUs:
+// TP8 PP16 DP128, 128 layers, 16 micro-batches per replica. Goal: under 1 ms.
 //   build-ctl/tools/bench/bench_controller --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/controller/controller.hpp"
+#include "core/device_spec.hpp"
 #include "core/rank_layout.hpp"
+#include "core/scenario/cluster_view.hpp"
 
 namespace {
 
@@ -51,7 +55,7 @@ std::vector<StepReport> reports(const ParallelPlan& plan, int slow, double facto
   return out;
 }
 
-void run(benchmark::State& state, int slow, double factor) {
+void run(benchmark::State& state, int slow, double factor, bool all_modules) {
   const ParallelPlan plan = plan_16k();
   JobModel job;
   job.plan = plan;
@@ -63,11 +67,29 @@ void run(benchmark::State& state, int slow, double factor) {
   // every iteration (min_improvement 0) and rejects them (min_gain_s out of
   // reach), so the job never changes and the controller never rests.
   job.total_iterations = 1'000'000'000;
+  if (all_modules) {
+    // A 128-layer, 1.6e11-parameter model on H100s: what calibrate and sync price.
+    auto inputs = std::make_shared<CostInputs>();
+    inputs->model = {"bench", 128, 12288, 96, 96, 49152, FfnKind::Gelu, 51200, true};
+    inputs->device = device_preset("h100-sxm-80gb");
+    inputs->cluster = cluster_view_of(inputs->device, plan.gpus(), 8);
+    inputs->seq_len = 2048;
+    job.cost = inputs;
+    job.plan.optimizer_sharding = OptimizerSharding::None;
+  }
   PolicyConfig config = default_policy_config(builtin_policy_registry());
   config.find("straggler")->enabled = true;
   config.find("balance")->enabled = true;
   config.find("balance")->knobs["min_improvement"] = 0.0;
   config.find("balance")->knobs["min_gain_s"] = 1e30;
+  if (all_modules) {
+    // Calibrate every report, and price every sync candidate every
+    // iteration without ever acting (min_improvement 1).
+    config.find("calibrate")->enabled = true;
+    config.find("sync")->enabled = true;
+    config.find("sync")->knobs["every"] = 1;
+    config.find("sync")->knobs["min_improvement"] = 1.0;
+  }
   Capabilities caps;
   caps.live_repartition = true;
   caps.ranks = plan.gpus();
@@ -86,14 +108,18 @@ void run(benchmark::State& state, int slow, double factor) {
 }
 
 void BM_ControllerHealthy16k(benchmark::State& state) {
-  run(state, -1, 1.0);
+  run(state, -1, 1.0, false);
 }
 void BM_ControllerSlowGpu16k(benchmark::State& state) {
-  run(state, 4321, 1.5);
+  run(state, 4321, 1.5, false);
+}
+void BM_ControllerAllModules16k(benchmark::State& state) {
+  run(state, 4321, 1.5, true);
 }
 
 BENCHMARK(BM_ControllerHealthy16k)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ControllerSlowGpu16k)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ControllerAllModules16k)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
