@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/controller/controller.hpp"
+#include "core/controller/sync_policy.hpp"
 #include "core/device_spec.hpp"
 #include "core/rank_layout.hpp"
 #include "core/scenario/cluster_view.hpp"
@@ -120,6 +121,25 @@ void BM_ControllerAllModules16k(benchmark::State& state) {
 BENCHMARK(BM_ControllerHealthy16k)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ControllerSlowGpu16k)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ControllerAllModules16k)->Unit(benchmark::kMicrosecond);
+
+// The `sync` module's decision alone: its ten candidates priced by the cost
+// model for the 16K-GPU job (issue #17's bound: 10 ms per bucket set).
+void BM_SyncDecision16k(benchmark::State& state) {
+  JobModel job;
+  job.plan = plan_16k();
+  job.plan.optimizer_sharding = OptimizerSharding::None;
+  auto inputs = std::make_shared<CostInputs>();
+  inputs->model = {"bench", 128, 12288, 96, 96, 49152, FfnKind::Gelu, 51200, true};
+  inputs->device = device_preset("h100-sxm-80gb");
+  inputs->cluster = cluster_view_of(inputs->device, job.plan.gpus(), 8);
+  inputs->seq_len = 2048;
+  job.cost = inputs;
+  for (auto _ : state) {
+    auto ranked = rank_sync_choices(job, SyncPolicyOptions{}, nullptr);
+    benchmark::DoNotOptimize(ranked);
+  }
+}
+BENCHMARK(BM_SyncDecision16k)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
