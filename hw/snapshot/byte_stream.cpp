@@ -36,6 +36,7 @@ void ByteReader::raw(void* data, std::size_t n) {
   if (bytes_.size() - at_ < n)
     throw HwError("shard payload ends early: need " + std::to_string(n) + " bytes at offset " +
                   std::to_string(at_) + " of " + std::to_string(bytes_.size()));
+  if (n == 0) return;  // an empty vector's data() may be null: no memcpy
   std::memcpy(data, bytes_.data() + at_, n);
   at_ += n;
 }
