@@ -121,7 +121,15 @@ Row evaluate(const Setup& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t limit = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 0;
+  std::size_t limit = 0;
+  if (argc > 2 ||
+      (argc == 2 && (std::string(argv[1]).find_first_not_of("0123456789") != std::string::npos ||
+                     std::string(argv[1]).size() > 9))) {
+    std::fprintf(stderr, "sync_sweep: expected [LIMIT], a whole number of setups, got '%s'\n",
+                 argc > 2 ? argv[2] : argv[1]);
+    return 2;
+  }
+  if (argc == 2) limit = std::strtoul(argv[1], nullptr, 10);
   auto all = setups();
   if (limit > 0 && limit < all.size()) all.resize(limit);
   std::vector<Row> rows(all.size());
