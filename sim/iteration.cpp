@@ -17,6 +17,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/ring_coflow.hpp"
+#include "sim/network/tenant_traffic.hpp"
 #include "sim/trace.hpp"
 
 namespace parashift::sim {
@@ -53,6 +54,7 @@ class IterationSim {
     last_gradient_pass_ = split_backward_ ? PassKind::BackwardWeight : PassKind::Backward;
     if (in.network == NetworkModel::MaxMin) {
       network_ = std::make_unique<FlowNetwork>(kernel_, paths_.topology());
+      network_->set_class_weights(in.traffic);
       for (const auto& [link, bandwidth] : paths_.link_overrides()) {
         network_->set_link_bandwidth(link, bandwidth);
       }
@@ -72,6 +74,8 @@ class IterationSim {
       start_deferred_syncs({kernel_, network_.get(), paths_, fabric_},
                            {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, groups_,
                            workers_, [this](DpGroup& g) { pump(g); });
+    if (network_ && !in_.tenant_links.empty())
+      tenants_ = std::make_unique<TenantTraffic>(*network_, in_.tenant_links);
     for (std::size_t w = 0; w < workers_.size(); ++w) try_start(static_cast<int>(w));
     kernel_.run();
     return collect();
@@ -318,7 +322,7 @@ class IterationSim {
     // time; tensor rank 0's flow stands for them (see the header).
     if (network_ && profile_.pp_activation_bytes > 0) {
       network_->start_flow(src.gpus[0], workers_[to].gpus[0], profile_.pp_activation_bytes,
-                           std::move(arrive));
+                           std::move(arrive), 0, core::TrafficClass::Pipeline);
     } else {
       kernel_.schedule_in(
           paths_.transfer_ns(src.gpus[0], workers_[to].gpus[0], profile_.pp_activation_bytes),
@@ -421,6 +425,7 @@ class IterationSim {
     // counted but does not extend this iteration.
     w.stats.param_gather_ns = gather;
     w.stats.finish_ns = start + w.stats.optimizer_ns;
+    if (tenants_ && ++optimizers_started_ == workers_.size()) tenants_->stop();
   }
 
   IterationResult collect() {
@@ -445,13 +450,7 @@ class IterationSim {
       r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
       r.dp_group_busy_ns.push_back(g.busy_ns);
     }
-    if (network_) {
-      const auto& topology = paths_.topology();
-      for (topo::LinkId id = 0; id < topology.link_count(); ++id) {
-        const double bytes = network_->link_bytes(id);
-        if (bytes > 0) r.links.push_back({id, bytes, network_->link_busy_ns(id)});
-      }
-    }
+    if (network_) r.links = link_uses(*network_);
     const double seconds = core::ns_to_s(r.iteration_ns);
     r.bubble_share =
         bubble_sum / static_cast<double>(workers_.size()) / static_cast<double>(r.iteration_ns);
@@ -477,6 +476,8 @@ class IterationSim {
   std::vector<Worker> workers_;
   std::vector<DpGroup> groups_;
   std::unique_ptr<FlowNetwork> network_;  // null under NetworkModel::Path
+  std::unique_ptr<TenantTraffic> tenants_;
+  std::size_t optimizers_started_ = 0;
   double layer_activation_bytes_ = 0;
   bool split_backward_ = false;  // ZB-H1: backward = B + W
   bool fsdp_ = false;            // FSDP over dp > 1: per-pass gathers, no bucket sync

@@ -23,6 +23,7 @@
 #include "core/device_spec.hpp"
 #include "core/model_spec.hpp"
 #include "core/parallel_plan.hpp"
+#include "core/traffic_class.hpp"
 #include "sim/path_model.hpp"
 
 namespace parashift::core {
@@ -53,6 +54,11 @@ struct IterationInput {
   /// Compute slowdown factor per GPU (1 = nominal); empty: all nominal.
   std::vector<double> gpu_slowdown;
   NetworkModel network = NetworkModel::MaxMin;
+  /// Max-min network only: the traffic classes' weights, and links on which
+  /// another tenant sends all the while the iteration runs (its bytes count
+  /// in IterationResult::links).
+  core::TrafficWeights traffic;
+  std::vector<int> tenant_links;
   /// Records passes, collectives and busy links when set.
   TraceRecorder* trace = nullptr;
 };

@@ -4,8 +4,19 @@
 
 #include "core/scenario/scenario.hpp"
 #include "sim/iteration.hpp"
+#include "sim/iteration_state.hpp"
+#include "sim/network/flow_network.hpp"
 
 namespace parashift::sim {
+
+std::vector<LinkUse> detail::link_uses(const FlowNetwork& network) {
+  std::vector<LinkUse> uses;
+  for (topo::LinkId id = 0; id < network.topology().link_count(); ++id) {
+    const double bytes = network.link_bytes(id);
+    if (bytes > 0) uses.push_back({id, bytes, network.link_busy_ns(id)});
+  }
+  return uses;
+}
 
 const WorkerStats& IterationResult::critical() const {
   return *std::max_element(
@@ -21,6 +32,7 @@ IterationInput scenario_input(const core::Scenario& scenario, const core::Device
   input.plan = &scenario.plan;
   input.seq_len = scenario.training.seq_len;
   input.network = network;
+  input.traffic = scenario.traffic;
   return input;
 }
 

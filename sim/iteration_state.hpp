@@ -105,4 +105,7 @@ void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
                           std::vector<DpGroup>& groups, const std::vector<Worker>& workers,
                           const std::function<void(DpGroup&)>& done);
 
+/// What each link of `network` has carried so far (links that carried bytes).
+std::vector<LinkUse> link_uses(const FlowNetwork& network);
+
 }  // namespace parashift::sim::detail

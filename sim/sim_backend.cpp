@@ -117,6 +117,8 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     input.micro_batches_per_replica = micro_batches_per_replica_;
     input.gpu_slowdown = cluster.gpu_slowdown;
     input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
+    input.traffic = scenario_.traffic;
+    input.tenant_links = cluster.tenant_links;
     input.trace = trace_;
     const auto profile = profile_override_ ? *profile_override_
                                            : core::work_profile(scenario_.model, truth_device_,

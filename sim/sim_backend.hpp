@@ -56,7 +56,7 @@ class SimBackend : public core::Backend {
   std::vector<int> layers_per_virtual_stage(const core::ParallelPlan& plan) const;
   std::vector<int> micro_batches_per_replica(const core::ParallelPlan& plan) const;
   const PathModel& paths() const { return paths_; }
-  /// Whether any slowdown event (slow, degrade, background, jitter) is scheduled.
+  /// Whether any slowdown event (slow, degrade, background, tenant, jitter) is scheduled.
   bool has_slowdowns() const { return !slowdowns_.empty(); }
 
  private:

@@ -51,6 +51,12 @@ Slowdowns::Slowdowns(const std::vector<core::FaultEvent>& events, const topo::To
         link_events_.push_back(std::move(l));
         break;
       }
+      case core::FaultEventKind::Tenant: {
+        LinkEvent l{{}, 1.0, e.at_ns, until(e)};
+        for (const auto& name : e.links) l.links.push_back(link_id(e, name));
+        tenant_events_.push_back(std::move(l));
+        break;
+      }
       case core::FaultEventKind::Jitter:
         sigma_ = e.sigma;
         break;
@@ -93,6 +99,13 @@ ClusterState Slowdowns::at(TimeNs now_ns, std::int64_t index) const {
   for (const auto& [link, share] : keep) {
     state.link_Bps.emplace_back(link, topology_->link(link).bandwidth_Bps * share);
   }
+  for (const auto& e : tenant_events_) {
+    if (now_ns < e.from_ns || now_ns >= e.until_ns) continue;
+    state.tenant_links.insert(state.tenant_links.end(), e.links.begin(), e.links.end());
+  }
+  std::sort(state.tenant_links.begin(), state.tenant_links.end());
+  state.tenant_links.erase(std::unique(state.tenant_links.begin(), state.tenant_links.end()),
+                           state.tenant_links.end());
   return state;
 }
 

@@ -1,6 +1,7 @@
 // The scenario's slowdown events over simulated time (faults.events): a GPU
 // slower by a factor, a link degraded to a fraction of its bandwidth,
-// background traffic taking a share of some links, and seeded random jitter
+// background traffic taking a share of some links, a tenant's flows on some
+// links (their share set by the traffic classes), and seeded random jitter
 // on compute times. Failures (`fail` events) belong to fault campaigns.
 #pragma once
 
@@ -19,6 +20,7 @@ using core::TimeNs;
 struct ClusterState {
   std::vector<double> gpu_slowdown;              // per GPU; empty when all are nominal
   std::vector<std::pair<int, double>> link_Bps;  // links whose bandwidth differs from nominal
+  std::vector<int> tenant_links;                 // links a tenant loads (ascending)
   friend bool operator==(const ClusterState&, const ClusterState&) = default;
 };
 
@@ -33,7 +35,9 @@ class Slowdowns {
   /// which seeds the jitter draw).
   ClusterState at(TimeNs now_ns, std::int64_t index) const;
   bool has_jitter() const { return sigma_ > 0; }
-  bool empty() const { return gpu_events_.empty() && link_events_.empty() && sigma_ == 0; }
+  bool empty() const {
+    return gpu_events_.empty() && link_events_.empty() && tenant_events_.empty() && sigma_ == 0;
+  }
 
  private:
   struct GpuEvent {
@@ -49,6 +53,7 @@ class Slowdowns {
   const topo::Topology* topology_;
   std::vector<GpuEvent> gpu_events_;
   std::vector<LinkEvent> link_events_;
+  std::vector<LinkEvent> tenant_events_;  // keep unused
   double sigma_ = 0;
   std::uint64_t seed_;
 };

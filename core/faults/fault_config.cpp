@@ -41,6 +41,8 @@ const char* to_string(FaultEventKind kind) {
       return "degrade";
     case FaultEventKind::Background:
       return "background";
+    case FaultEventKind::Tenant:
+      return "tenant";
     case FaultEventKind::Jitter:
       return "jitter";
     case FaultEventKind::Fail:
@@ -184,8 +186,8 @@ FaultEvent read_event(YamlFields& f, const std::string& where) {
     e.fraction = number(f, "fraction", 0, 1, true, "a share of bandwidth left in (0, 1]");
     at();
     span();
-  } else if (kind == "background") {
-    e.kind = FaultEventKind::Background;
+  } else if (kind == "background" || kind == "tenant") {
+    e.kind = kind == "tenant" ? FaultEventKind::Tenant : FaultEventKind::Background;
     const YAML::Node links = f.child("links");
     if (!links.IsSequence() || links.size() == 0)
       f.fail("links", "expected a non-empty list of link names");
@@ -193,8 +195,10 @@ FaultEvent read_event(YamlFields& f, const std::string& where) {
       if (!l.IsScalar()) f.fail("links", "expected link names (strings)");
       e.links.push_back(l.Scalar());
     }
-    e.fraction = number(f, "fraction", 0, 1, false, "a share of bandwidth taken in [0, 1)");
-    if (e.fraction >= 1) f.fail("fraction", "expected a share of bandwidth taken in [0, 1)");
+    if (e.kind == FaultEventKind::Background) {
+      e.fraction = number(f, "fraction", 0, 1, false, "a share of bandwidth taken in [0, 1)");
+      if (e.fraction >= 1) f.fail("fraction", "expected a share of bandwidth taken in [0, 1)");
+    }
     at();
     span();
   } else if (kind == "jitter") {
@@ -228,7 +232,8 @@ FaultEvent read_event(YamlFields& f, const std::string& where) {
     e.rank_where = f.where("rank");
   } else {
     f.fail("kind",
-           "expected one of slow, degrade, background, jitter, fail, kill, found '" + kind + "'");
+           "expected one of slow, degrade, background, tenant, jitter, fail, kill, found '" + kind +
+               "'");
   }
   f.reject_unknown();
   return e;

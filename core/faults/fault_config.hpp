@@ -61,17 +61,20 @@ struct SnapshotConfig {
 struct BaselineConfig {
   // nullopt: "auto" (Young/Daly). 30 min whether or not a `baseline:` section is written.
   std::optional<TimeNs> checkpoint_interval_ns = 1800 * kNsPerS;
-  double storage_Bps = 1e12;                     // aggregate remote-storage bandwidth
-  TimeNs restart_ns = 600 * kNsPerS;             // full job restart (scheduler + init)
+  double storage_Bps = 1e12;          // aggregate remote-storage bandwidth
+  TimeNs restart_ns = 600 * kNsPerS;  // full job restart (scheduler + init)
 };
 
-enum class FaultEventKind { Slow, Degrade, Background, Jitter, Fail, Kill };
+enum class FaultEventKind { Slow, Degrade, Background, Tenant, Jitter, Fail, Kill };
 const char* to_string(FaultEventKind kind);
 
 /// One scheduled event; which fields mean something depends on `kind`:
 ///   slow:       gpu, factor (> 1: that much slower), at, duration
 ///   degrade:    link, fraction (of bandwidth left, (0, 1]), at, duration
 ///   background: links, fraction (of bandwidth taken, [0, 1)), at, duration
+///   tenant:     links, at, duration (another job sending as fast as it can
+///               on each link, as flows of traffic class `tenant`: what it
+///               takes depends on the classes' weights, core/traffic_class.hpp)
 ///   jitter:     sigma (relative compute-time noise, >= 0)
 ///   fail:       target, id (GPU / host / NIC index, or a link name), at
 ///   kill:       rank, at_iteration (the rank's process dies before it, as kill -9)

@@ -374,8 +374,19 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
   if (top.has("faults")) {
     YamlFields faults = top.map("faults");
     s.faults = read_fault_config(faults);
+    for (const FaultEvent& e : s.faults->events)
+      if (e.kind == FaultEventKind::Tenant && !s.run.contention)
+        throw InputError(e.where +
+                         ": a tenant shares links by flows; expected run.network: "
+                         "maxmin, found path");
   } else {
     top.allow("faults");
+  }
+  if (top.has("traffic")) {
+    YamlFields traffic = top.map("traffic");
+    s.traffic = read_traffic_weights(traffic);
+  } else {
+    top.allow("traffic");
   }
   top.reject_unknown();
   return s;

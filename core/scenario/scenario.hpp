@@ -17,6 +17,7 @@
 #include "core/model_spec.hpp"
 #include "core/parallel_plan.hpp"
 #include "core/scenario/cluster_truth.hpp"
+#include "core/traffic_class.hpp"
 #include "core/units.hpp"
 #include "topologies/topology.hpp"
 
@@ -64,6 +65,7 @@ struct Scenario {
   RunSpec run;
   PolicyConfig policy;                // every module off unless the `policy:` section turns it on
   std::optional<FaultConfig> faults;  // the `faults:` section, when present
+  TrafficWeights traffic;             // the `traffic:` section: every class at 1 unless set
 };
 
 /// How strictly to read the `plan:` section.

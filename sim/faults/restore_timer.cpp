@@ -59,8 +59,9 @@ TimeNs RestoreTimer::transfer_ns(const std::vector<RestoreFlow>& flows) {
     const int dst_host = cls == 1 ? same_rack_host_ : other_rack_host_;
     const auto& dst_gpus = slots_->gpus_of_host[static_cast<std::size_t>(dst_host)];
     const auto l = static_cast<std::size_t>(local) % src_gpus.size();
-    network_->start_flow(src_gpus[l], dst_gpus[l], bytes,
-                         [this, &last] { last = std::max(last, kernel_.now()); });
+    network_->start_flow(
+        src_gpus[l], dst_gpus[l], bytes, [this, &last] { last = std::max(last, kernel_.now()); }, 0,
+        core::TrafficClass::Snapshot);
   }
   kernel_.run();
   TimeNs result = last - start;
@@ -93,7 +94,7 @@ TimeNs replication_ns(const topo::Topology& topology, const ClusterSlots& slots,
       const auto& dst = slots.gpus_of_host[static_cast<std::size_t>(peer)];
       network.start_flow(
           g, dst[local % dst.size()], rank_bytes, [&] { last = std::max(last, kernel.now()); },
-          static_cast<std::uint64_t>(g));
+          static_cast<std::uint64_t>(g), core::TrafficClass::Snapshot);
     }
   }
   kernel.run();

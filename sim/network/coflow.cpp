@@ -9,11 +9,12 @@ namespace {
 class CoflowRun : public std::enable_shared_from_this<CoflowRun> {
  public:
   CoflowRun(FlowNetwork& network, std::vector<Phase> phases, std::uint64_t flow_hash,
-            std::function<void(TimeNs)> on_done)
+            std::function<void(TimeNs)> on_done, core::TrafficClass traffic)
       : network_(&network),
         phases_(std::move(phases)),
         flow_hash_(flow_hash),
-        on_done_(std::move(on_done)) {}
+        on_done_(std::move(on_done)),
+        traffic_(traffic) {}
 
   /// Starts the next phase with work in it, or reports the end.
   void start_next_phase();
@@ -22,12 +23,14 @@ class CoflowRun : public std::enable_shared_from_this<CoflowRun> {
   }
   FlowNetwork& network() const { return *network_; }
   std::uint64_t flow_hash() const { return flow_hash_; }
+  core::TrafficClass traffic() const { return traffic_; }
 
  private:
   FlowNetwork* network_;
   std::vector<Phase> phases_;
   std::uint64_t flow_hash_;
   std::function<void(TimeNs)> on_done_;
+  core::TrafficClass traffic_;
   std::size_t next_phase_ = 0;
   int chains_left_ = 0;
 };
@@ -54,7 +57,8 @@ class ChainRun : public std::enable_shared_from_this<ChainRun> {
     auto self = shared_from_this();
     for (const Transfer& t : transfers_) {
       parent_->network().start_flow(
-          t.src, t.dst, t.bytes, [self] { self->flow_done(); }, parent_->flow_hash());
+          t.src, t.dst, t.bytes, [self] { self->flow_done(); }, parent_->flow_hash(),
+          parent_->traffic());
     }
   }
 
@@ -91,8 +95,9 @@ void CoflowRun::start_next_phase() {
 }  // namespace
 
 void run_coflow(FlowNetwork& network, std::vector<Phase> phases, std::uint64_t flow_hash,
-                std::function<void(TimeNs done_ns)> on_done) {
-  auto run = std::make_shared<CoflowRun>(network, std::move(phases), flow_hash, std::move(on_done));
+                std::function<void(TimeNs done_ns)> on_done, core::TrafficClass traffic) {
+  auto run = std::make_shared<CoflowRun>(network, std::move(phases), flow_hash, std::move(on_done),
+                                         traffic);
   // Start from a kernel event so on_done never runs inside this call.
   network.kernel().schedule_in(0, [run] { run->start_next_phase(); });
 }

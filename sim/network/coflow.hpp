@@ -29,7 +29,9 @@ using Phase = std::vector<Chain>;
 
 /// Runs the phases in order from now; `on_done(t_ns)` runs when the last
 /// has ended (from a kernel event at now when there is nothing to send).
+/// Every flow is of class `traffic`.
 void run_coflow(FlowNetwork& network, std::vector<Phase> phases, std::uint64_t flow_hash,
-                std::function<void(TimeNs done_ns)> on_done);
+                std::function<void(TimeNs done_ns)> on_done,
+                core::TrafficClass traffic = core::TrafficClass::Other);
 
 }  // namespace parashift::sim

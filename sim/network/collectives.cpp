@@ -200,7 +200,7 @@ void run_collective(FlowNetwork& network, const CollectiveSpec& spec,
       }
     }
   }
-  run_coflow(network, std::move(phases), spec.flow_hash, std::move(on_done));
+  run_coflow(network, std::move(phases), spec.flow_hash, std::move(on_done), spec.traffic);
 }
 
 double algbw_Bps(double bytes, TimeNs duration_ns) {

@@ -55,6 +55,7 @@ struct CollectiveSpec {
   int gpus_per_host = 0;        // Hierarchical: ranks per host, divides gpus.size()
   int pipeline_chunks = 8;      // DoubleBinaryTree: chunks per tree, >= 1
   std::uint64_t flow_hash = 0;  // ECMP hash for all of the collective's flows
+  core::TrafficClass traffic = core::TrafficClass::Other;  // every flow's class
 };
 
 /// Starts the collective now; `on_done(t_ns)` runs when its last flow has

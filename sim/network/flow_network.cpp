@@ -1,10 +1,10 @@
 #include "sim/network/flow_network.hpp"
 
 #include <algorithm>
-#include "core/assert.hpp"
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include "core/assert.hpp"
 
 namespace parashift::sim {
 namespace {
@@ -48,7 +48,8 @@ FlowNetwork::~FlowNetwork() {
 }
 
 FlowId FlowNetwork::start_flow(int gpu_src, int gpu_dst, double bytes,
-                               std::function<void()> on_done, std::uint64_t flow_hash) {
+                               std::function<void()> on_done, std::uint64_t flow_hash,
+                               core::TrafficClass traffic) {
   const int gpus = topology_->gpu_count();
   if (gpu_src < 0 || gpu_src >= gpus || gpu_dst < 0 || gpu_dst >= gpus) {
     throw std::invalid_argument("FlowNetwork::start_flow: GPUs " + std::to_string(gpu_src) +
@@ -63,8 +64,37 @@ FlowId FlowNetwork::start_flow(int gpu_src, int gpu_dst, double bytes,
     if (on_done) kernel_->schedule_in(latency_ns, std::move(on_done));
     return FlowId{};
   }
-  const Route& path = route(gpu_src, gpu_dst, flow_hash);
+  return start_on(route(gpu_src, gpu_dst, flow_hash), bytes, std::move(on_done), traffic);
+}
 
+FlowId FlowNetwork::start_link_flow(topo::LinkId link, double bytes, std::function<void()> on_done,
+                                    core::TrafficClass traffic) {
+  if (link < 0 || static_cast<std::size_t>(link) >= links_.size() || !(bytes > 0)) {
+    throw std::invalid_argument("FlowNetwork::start_link_flow: link " + std::to_string(link) +
+                                ", " + std::to_string(bytes) +
+                                " B: expected a link id of the topology and bytes > 0");
+  }
+  ++stats_.flows_started;
+  // A one-link route, cached under a source no GPU has.
+  auto [it, added] = routes_.try_emplace(RouteKey{-1 - link, -1, 0});
+  if (added) {
+    it->second.links = {link};
+    it->second.latency_ns = topology_->link(link).latency_ns;
+  }
+  return start_on(it->second, bytes, std::move(on_done), traffic);
+}
+
+void FlowNetwork::set_class_weights(const core::TrafficWeights& weights) {
+  if (weights == weights_) return;
+  weights_ = weights;
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    if (!links_[l].flows.empty()) mark_dirty(static_cast<topo::LinkId>(l));
+  }
+  request_update();
+}
+
+FlowId FlowNetwork::start_on(const Route& path, double bytes, std::function<void()> on_done,
+                             core::TrafficClass traffic) {
   const std::uint32_t slot = allocate_slot();
   Flow& f = flows_[slot];
   f.links = path.links;
@@ -75,6 +105,7 @@ FlowId FlowNetwork::start_flow(int gpu_src, int gpu_dst, double bytes,
   f.finish_ns = kNever;
   f.latency_ns = path.latency_ns;
   f.seq = next_seq_++;
+  f.traffic = traffic;
   f.sending = true;
   attach(slot);
   ++active_;
@@ -284,7 +315,7 @@ void FlowNetwork::recompute(TimeNs now) {
     Flow& f = flows_[slot];
     local_links_.clear();
     for (const topo::LinkId m : f.links) local_links_.push_back(links_[m].local);
-    f.local = problem_.add_flow(local_links_);
+    f.local = problem_.add_flow(local_links_, weights_.of(f.traffic));
   }
 
   // 3. Solve, then re-time every flow whose rate changed: bring its bytes up

@@ -42,6 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/traffic_class.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/max_min.hpp"
 #include "topologies/topology.hpp"
@@ -80,9 +81,21 @@ class FlowNetwork {
   /// topology.route(gpu_src, gpu_dst, flow_hash) (cached here per
   /// (src, dst, flow_hash): collectives repeat pairs). `on_done` runs when the last
   /// byte has arrived. A flow to itself or of <= 0 bytes uses no link and is
-  /// done after the path latency (0 to itself).
+  /// done after the path latency (0 to itself). The flow weighs its class's
+  /// weight (set_class_weights) in the links' weighted max-min sharing.
   FlowId start_flow(int gpu_src, int gpu_dst, double bytes, std::function<void()> on_done,
-                    std::uint64_t flow_hash = 0);
+                    std::uint64_t flow_hash = 0,
+                    core::TrafficClass traffic = core::TrafficClass::Other);
+  /// Starts a flow across the one link `link` (traffic whose endpoints are not
+  /// the job's GPUs: another tenant's); `on_done` runs after its last byte and
+  /// the link's latency. Bytes > 0.
+  FlowId start_link_flow(topo::LinkId link, double bytes, std::function<void()> on_done,
+                         core::TrafficClass traffic);
+
+  /// The weight of each class from now on; flows already sending are
+  /// re-rated at the next update.
+  void set_class_weights(const core::TrafficWeights& weights);
+  const core::TrafficWeights& class_weights() const { return weights_; }
 
   /// Changes a link's capacity from now on (degradation, background load);
   /// `bandwidth_Bps` >= 0, and 0 stalls the flows crossing it.
@@ -142,6 +155,7 @@ class FlowNetwork {
     std::uint32_t generation = 1;
     std::uint32_t mark = 0;  // component-search epoch
     int local = -1;          // index in the max-min problem
+    core::TrafficClass traffic = core::TrafficClass::Other;
     bool sending = false;
   };
   struct Link {
@@ -156,6 +170,8 @@ class FlowNetwork {
   using FinishKey = std::tuple<TimeNs, std::uint64_t, std::uint32_t>;  // (finish, seq, slot)
 
   const Route& route(int gpu_src, int gpu_dst, std::uint64_t flow_hash);
+  FlowId start_on(const Route& path, double bytes, std::function<void()> on_done,
+                  core::TrafficClass traffic);
   const Flow* find(FlowId id) const;
   std::uint32_t allocate_slot();
   void attach(std::uint32_t slot);  // adds the flow to its links' lists
@@ -172,6 +188,7 @@ class FlowNetwork {
   const topo::Topology* topology_;
   std::vector<Link> links_;
   std::unordered_map<RouteKey, Route, RouteKeyHash> routes_;
+  core::TrafficWeights weights_;
   std::vector<Flow> flows_;  // by slot
   std::vector<std::uint32_t> free_slots_;
   std::set<FinishKey> finish_order_;

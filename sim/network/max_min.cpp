@@ -1,6 +1,8 @@
 #include "sim/network/max_min.hpp"
 
 #include <algorithm>
+#include <limits>
+
 #include "core/assert.hpp"
 
 namespace parashift::sim {
@@ -9,6 +11,7 @@ void MaxMinProblem::clear() {
   capacity_Bps_.clear();
   flow_begin_.assign(1, 0);
   flow_links_.clear();
+  weight_.clear();
 }
 
 int MaxMinProblem::add_link(double capacity_Bps) {
@@ -17,12 +20,15 @@ int MaxMinProblem::add_link(double capacity_Bps) {
   return link_count() - 1;
 }
 
-int MaxMinProblem::add_flow(std::span<const int> links) {
+int MaxMinProblem::add_flow(std::span<const int> links, double weight) {
+  PARASHIFT_ASSERT(weight > 0 && weight < std::numeric_limits<double>::infinity(),
+                   "flow weight must be positive and finite");
   for (const int l : links) {
     PARASHIFT_ASSERT(l >= 0 && l < link_count(), "flow crosses an unknown link");
     flow_links_.push_back(l);
   }
   flow_begin_.push_back(flow_links_.size());
+  weight_.push_back(weight);
   return flow_count() - 1;
 }
 
@@ -36,7 +42,8 @@ struct Later {
 };
 
 void push(MaxMinScratch& s, int link) {
-  s.heap.push_back({std::max(0.0, s.left_Bps[link]) / s.unfrozen[link], link, s.version[link]});
+  s.heap.push_back(
+      {std::max(0.0, s.left_Bps[link]) / s.unfrozen_weight[link], link, s.version[link]});
   std::push_heap(s.heap.begin(), s.heap.end(), Later{});
 }
 
@@ -55,9 +62,11 @@ void solve_max_min(const MaxMinProblem& problem, std::vector<double>& rates_Bps,
   for (int l = 0; l < links; ++l) s.link_begin[l + 1] += s.link_begin[l];
   s.link_flows.resize(s.link_begin.back());
   s.unfrozen.assign(static_cast<std::size_t>(links), 0);
+  s.unfrozen_weight.assign(static_cast<std::size_t>(links), 0.0);
   for (int f = 0; f < flows; ++f) {
     for (const int l : problem.links_of(f)) {
       s.link_flows[s.link_begin[l] + s.unfrozen[l]++] = f;
+      s.unfrozen_weight[l] += problem.weight(f);
     }
   }
 
@@ -78,15 +87,18 @@ void solve_max_min(const MaxMinProblem& problem, std::vector<double>& rates_Bps,
     s.heap.pop_back();
     const int l = top.link;
     if (top.version != s.version[l] || s.unfrozen[l] == 0) continue;  // stale
-    // The bottleneck link: every unfrozen flow on it gets its fair share.
+    // The bottleneck link: every unfrozen flow on it gets its weighted share.
     const double share = top.share_Bps;
     for (std::size_t i = s.link_begin[l]; i < s.link_begin[l + 1]; ++i) {
       const int f = s.link_flows[i];
       if (s.frozen[f]) continue;
       s.frozen[f] = 1;
-      rates_Bps[f] = share;
+      const double weight = problem.weight(f);
+      const double rate = share * weight;
+      rates_Bps[f] = rate;
       for (const int m : problem.links_of(f)) {
-        s.left_Bps[m] -= share;
+        s.left_Bps[m] -= rate;
+        s.unfrozen_weight[m] -= weight;
         --s.unfrozen[m];
         if (m != l && !s.touched[m]) {
           s.touched[m] = 1;

@@ -11,7 +11,8 @@ namespace parashift::sim {
 
 void start_ring_coflow(FlowNetwork& network, const core::NcclFabric& fabric,
                        core::CollectiveKind kind, double bytes, const std::vector<int>& gpus,
-                       std::uint64_t flow_hash, std::function<void(TimeNs done_ns)> on_done) {
+                       std::uint64_t flow_hash, std::function<void(TimeNs done_ns)> on_done,
+                       core::TrafficClass traffic) {
   const int n = static_cast<int>(gpus.size());
   Kernel& kernel = network.kernel();
   if (n <= 1 || bytes <= 0) {
@@ -58,7 +59,7 @@ void start_ring_coflow(FlowNetwork& network, const core::NcclFabric& fabric,
           if (--state->left > 0) return;
           kernel.schedule_in(state->tail_ns, [state, &kernel] { state->on_done(kernel.now()); });
         },
-        flow_hash);
+        flow_hash, traffic);
   }
 }
 

@@ -31,6 +31,7 @@ namespace parashift::sim {
 /// std::invalid_argument).
 void start_ring_coflow(FlowNetwork& network, const core::NcclFabric& fabric,
                        core::CollectiveKind kind, double bytes, const std::vector<int>& gpus,
-                       std::uint64_t flow_hash, std::function<void(TimeNs done_ns)> on_done);
+                       std::uint64_t flow_hash, std::function<void(TimeNs done_ns)> on_done,
+                       core::TrafficClass traffic = core::TrafficClass::Other);
 
 }  // namespace parashift::sim

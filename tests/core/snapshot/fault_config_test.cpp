@@ -123,5 +123,6 @@ TEST_CASE("bad fault config values name the file, line and field") {
   CHECK(e5.find("faults.events[0].target") != std::string::npos);
 
   const std::string e6 = error_of("faults:\n  events:\n    - {kind: melt}\n");
-  CHECK(e6.find("expected one of slow, degrade, background, jitter, fail") != std::string::npos);
+  CHECK(e6.find("expected one of slow, degrade, background, tenant, jitter, fail") !=
+        std::string::npos);
 }

@@ -265,3 +265,63 @@ TEST_CASE("random flows on a fat-tree: max-min optimal at every check, bytes con
   for (topo::LinkId l = 0; l < t.link_count(); ++l) link_bytes += net.link_bytes(l);
   CHECK(link_bytes == doctest::Approx(expected_link_bytes).epsilon(1e-9));
 }
+
+TEST_CASE("traffic classes share a link by weight, and the rest goes to whoever is left") {
+  const auto t = test::star(3, 100e9, 1'000);
+  sim::Kernel k;
+  sim::FlowNetwork net(k, t);
+  core::TrafficWeights w;
+  w.weight[static_cast<std::size_t>(core::TrafficClass::GradSync)] = 3;
+  net.set_class_weights(w);
+  TimeNs done_sync = -1;
+  TimeNs done_tenant = -1;
+  // Both cross the switch -> GPU 2 link: gradient sync 0.3 GB (weight 3),
+  // a pipeline send 1 GB (weight 1).
+  const auto a = net.start_flow(
+      0, 2, 0.3e9, [&] { done_sync = k.now(); }, 0, core::TrafficClass::GradSync);
+  const auto b = net.start_flow(
+      1, 2, 1e9, [&] { done_tenant = k.now(); }, 0, core::TrafficClass::Pipeline);
+  k.run_until(1'000'000);
+  // 100 GB/s by weight 3 : 1 -> 75 and 25 GB/s.
+  CHECK(net.flow_rate_Bps(a) == 75e9);
+  CHECK(net.flow_rate_Bps(b) == 25e9);
+  k.run();
+  // Sync: 0.3 GB / 75 GB/s = 4 ms, + 2 us. Pipeline: 0.1 GB sent by then,
+  // 0.9 GB at 100 GB/s = 9 ms more -> 13 ms, + 2 us.
+  CHECK(done_sync == 4'002'000);
+  CHECK(done_tenant == 13'002'000);
+}
+
+TEST_CASE("new class weights re-rate the flows already sending") {
+  const auto t = test::star(3, 100e9, 1'000);
+  sim::Kernel k;
+  sim::FlowNetwork net(k, t);
+  const auto a = net.start_flow(0, 2, 1e9, {}, 0, core::TrafficClass::GradSync);
+  const auto b = net.start_flow(1, 2, 1e9, {}, 0, core::TrafficClass::Tenant);
+  k.run_until(1'000'000);
+  CHECK(net.flow_rate_Bps(a) == 50e9);
+  core::TrafficWeights w;
+  w.weight[static_cast<std::size_t>(core::TrafficClass::Tenant)] = 0.25;
+  net.set_class_weights(w);
+  k.run_until(1'000'001);
+  // 1 : 0.25 -> 80 and 20 GB/s.
+  CHECK(net.flow_rate_Bps(a) == 80e9);
+  CHECK(net.flow_rate_Bps(b) == 20e9);
+}
+
+TEST_CASE("a one-link flow crosses that link only") {
+  const auto t = test::star(2, 100e9, 1'000);
+  sim::Kernel k;
+  sim::FlowNetwork net(k, t);
+  TimeNs done = -1;
+  net.start_link_flow(
+      0, 1e9, [&] { done = k.now(); }, core::TrafficClass::Tenant);
+  k.run();
+  // 1 GB / 100 GB/s = 10 ms, + the one link's 1 us.
+  CHECK(done == 10'001'000);
+  CHECK(net.link_bytes(0) == doctest::Approx(1e9));
+  CHECK(net.link_bytes(1) == 0);
+  CHECK_THROWS_AS(net.start_link_flow(t.link_count(), 1e9, {}, core::TrafficClass::Tenant),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(net.start_link_flow(0, 0, {}, core::TrafficClass::Tenant), std::invalid_argument);
+}

@@ -71,3 +71,35 @@ TEST_CASE("max-min: a zero-capacity link stalls its flows only") {
   // down: 0 / 1 -> F0 = 0; up keeps 10 for F1.
   CHECK(solve(p) == std::vector<double>{0, 10});
 }
+
+TEST_CASE("weighted max-min: one link divided by weight") {
+  sim::MaxMinProblem p;
+  const int l = p.add_link(90);
+  p.add_flow(std::vector<int>{l}, 8.0);
+  p.add_flow(std::vector<int>{l}, 1.0);
+  // 90 / (8 + 1) = 10 per unit weight: 80 and 10.
+  CHECK(solve(p) == std::vector<double>{80, 10});
+}
+
+TEST_CASE("weighted max-min: a heavy flow limited elsewhere leaves the link to the light one") {
+  sim::MaxMinProblem p;
+  const int narrow = p.add_link(2);
+  const int wide = p.add_link(10);
+  p.add_flow(std::vector<int>{narrow, wide}, 8.0);  // F0
+  p.add_flow(std::vector<int>{wide}, 1.0);          // F1
+  // Shares per unit weight: narrow 2 / 8 = 0.25, wide 10 / 9 = 1.11; narrow
+  // binds first: F0 = 8 x 0.25 = 2. wide then has 10 - 2 = 8 for F1 alone
+  // (work-conserving: the light flow is not held to 1/9 of the link).
+  CHECK(solve(p) == std::vector<double>{2, 8});
+}
+
+TEST_CASE("weighted max-min: equal weights other than 1 are plain max-min") {
+  sim::MaxMinProblem p;
+  const int narrow = p.add_link(1);
+  const int wide = p.add_link(10);
+  p.add_flow(std::vector<int>{narrow, wide}, 4.0);
+  p.add_flow(std::vector<int>{narrow}, 4.0);
+  p.add_flow(std::vector<int>{wide}, 4.0);
+  // As "a flow limited elsewhere" above: only weight ratios matter.
+  CHECK(solve(p) == std::vector<double>{0.5, 0.5, 9.5});
+}
