@@ -48,10 +48,9 @@ core::FsdpComm fsdp_group_comm(const PathModel& paths, const core::NcclFabric& f
   auto ns = [&](core::CollectiveKind kind, double bytes) -> TimeNs {
     return bytes > 0 ? ring_collective_ns(paths, fabric, kind, bytes, ring) : 0;
   };
-  const int copies =
-      model.tied_embeddings ? (first || last ? 1 : 0) : (first ? 1 : 0) + (last ? 1 : 0);
   const double layer = profile.params_per_gpu_layer;
-  const double other = copies * profile.params_per_gpu_embedding;
+  const double other =
+      core::fsdp_other_params(model.tied_embeddings, profile.params_per_gpu_embedding, first, last);
   const double grad = profile.grad_bytes_per_param;
   return {ns(core::CollectiveKind::AllGather, layer * 2.0),
           ns(core::CollectiveKind::ReduceScatter, layer * grad),

@@ -8,6 +8,7 @@
 
 #include "core/assert.hpp"
 #include "core/cost/estimate.hpp"
+#include "core/cost/fsdp.hpp"
 #include "core/cost/grad_sync.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/pipeline_schedule.hpp"
@@ -28,6 +29,10 @@ constexpr double kMinFactor = 0.05, kMaxFactor = 20.0;
 // The measurement noise of a normalised row the filter assumes at least
 // (model error the factors cannot explain): 2%.
 constexpr double kMinNoiseVar = 0.02 * 0.02;
+// A row off by more than 5% of itself and 5 standard deviations of the
+// noise is a change of the cluster; the factors it resets are those that
+// make up at least 1% of it.
+constexpr double kChangeShare = 0.05, kChangeSigmas2 = 5.0 * 5.0, kDependsShare = 0.01;
 
 double clamped(double f) {
   return std::clamp(f, kMinFactor, kMaxFactor);
@@ -90,23 +95,55 @@ double CostCalibration::stddev(CostFactor f) const {
 }
 
 DeviceSpec CostCalibration::device() const {
-  DeviceSpec d = preset_.device;
-  d.efficiency.gemm_max /= clamped(theta_(kGemm));
-  d.efficiency.fp8_gemm_max /= clamped(theta_(kGemm));
-  d.efficiency.attention /= clamped(theta_(kAttention));
-  d.efficiency.memory /= clamped(theta_(kMemory));
-  return d;
+  return device_at(theta_);
 }
 
 ClusterView CostCalibration::cluster() const {
+  return cluster_at(theta_);
+}
+
+DeviceSpec CostCalibration::device_at(const Row& theta) const {
+  DeviceSpec d = preset_.device;
+  d.efficiency.gemm_max /= clamped(theta(kGemm));
+  d.efficiency.fp8_gemm_max /= clamped(theta(kGemm));
+  d.efficiency.attention /= clamped(theta(kAttention));
+  d.efficiency.memory /= clamped(theta(kMemory));
+  return d;
+}
+
+ClusterView CostCalibration::cluster_at(const Row& theta) const {
   ClusterView c = preset_.cluster;
-  c.intra_node_Bps /= clamped(theta_(kIntra));
-  c.inter_node_Bps /= clamped(theta_(kInter));
+  c.intra_node_Bps /= clamped(theta(kIntra));
+  c.inter_node_Bps /= clamped(theta(kInter));
   return c;
 }
 
 TimeNs CostCalibration::predict_ns(const ParallelPlan& plan) const {
   return estimate_iteration(preset_.model, device(), cluster(), plan, preset_.seq_len).total_ns;
+}
+
+CostCalibration::Row CostCalibration::sensitivity(const ParallelPlan& plan) const {
+  // Each class's time is work over rate, linear in its factor: the change
+  // for a 5% step of one factor, over the step.
+  constexpr double kStep = 0.05;
+  const auto at = [&](const Row& theta) {
+    return static_cast<double>(estimate_iteration(preset_.model, device_at(theta),
+                                                  cluster_at(theta), plan, preset_.seq_len)
+                                   .total_ns);
+  };
+  const double base = at(theta_);
+  Row g;
+  for (int k = 0; k < kCostFactors; ++k) {
+    Row theta = theta_;
+    theta(k) += kStep;
+    g(k) = (at(theta) - base) / kStep;
+  }
+  return g;
+}
+
+double CostCalibration::difference_sd_ns(const ParallelPlan& a, const ParallelPlan& b) const {
+  const Row g = sensitivity(a) - sensitivity(b);
+  return std::sqrt(std::max(0.0, g.dot(p_ * g)));
 }
 
 const CostCalibration::Profiles& CostCalibration::profiles(const ParallelPlan& plan) const {
@@ -260,10 +297,46 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                      median(busy)});
     }
   }
+  // FSDP: a stage's data-parallel group gathers every layer's parameters
+  // for each forward and backward and reduce-scatters its gradients, per
+  // micro-batch and chunk (core/cost/fsdp.hpp), all of it in the group's
+  // busy time.
+  if (plan.dp > 1 && plan.optimizer_sharding == OptimizerSharding::Fsdp) {
+    const int stages = plan.pp * plan.virtual_stages;
+    for (const auto& entry : dp_busy) {
+      const int s = entry.first;
+      const std::vector<double>& busy = entry.second;
+      if (s >= plan.pp) continue;
+      out.push_back({split([&](const ClusterView& view) {
+                       auto ns = [&](CollectiveKind kind, double bytes) {
+                         return bytes > 0
+                                    ? collective_ns(kind, bytes, plan.dp, place.dp_per_node, view)
+                                    : TimeNs{0};
+                       };
+                       double t = 0;
+                       for (int k = 0; k < plan.virtual_stages; ++k) {
+                         const int v = virtual_stage(plan.pp, s, k);
+                         const double other =
+                             fsdp_other_params(model.tied_embeddings, base.params_per_gpu_embedding,
+                                               v == 0, v == stages - 1);
+                         const FsdpComm c{
+                             ns(CollectiveKind::AllGather, base.params_per_gpu_layer * 2.0),
+                             ns(CollectiveKind::ReduceScatter,
+                                base.params_per_gpu_layer * base.grad_bytes_per_param),
+                             ns(CollectiveKind::AllGather, other * 2.0),
+                             ns(CollectiveKind::ReduceScatter, other * base.grad_bytes_per_param)};
+                         t += static_cast<double>(fsdp_comm_ns(
+                             c, job.layers_per_virtual_stage[static_cast<std::size_t>(v)]));
+                       }
+                       return plan.micro_batches() * t;
+                     }),
+                     median(busy)});
+    }
+  }
   return out;
 }
 
-void CostCalibration::add_row(const Expected& e, double observed_ns) {
+void CostCalibration::add_row(const Expected& e, double observed_ns, std::size_t index) {
   const double expected = e.by_class.sum() + e.fixed_ns;
   if (!(expected > 0) || !(observed_ns >= 0) || e.by_class.sum() <= 0) return;
   // Normalised: 1 when the preset is right.
@@ -271,11 +344,35 @@ void CostCalibration::add_row(const Expected& e, double observed_ns) {
   const double y = (observed_ns - e.fixed_ns) / expected;
   const double error = y - phi.dot(theta_);
   const double noise = std::max(kMinNoiseVar, residual_var_);
+  // A step change of the cluster (a link degraded from now on, another
+  // device), not noise: the row is off by more than kChangeShare and by
+  // kChangeSigmas of the noise. Covariance resetting (Goodwin and Sin,
+  // Adaptive Filtering, Prediction and Control, 1984, section 3.3): the
+  // factors the row depends on get the prior's variance back, so this row
+  // and the next move them at once rather than at the forgetting's pace,
+  // and the step does not inflate the noise estimate. A row that stays off
+  // after its reset is model error the factors cannot explain, not another
+  // change: it is not reset again, and its error counts as noise, until it
+  // fits again.
+  const bool off = std::abs(error) > kChangeShare && error * error > kChangeSigmas2 * noise;
+  if (misfit_.size() <= index) misfit_.resize(index + 1, 0);
+  const bool step = off && misfit_[index] == 0;
+  misfit_[index] = off ? 1 : 0;
+  if (step) {
+    ++changes_;
+    for (int k = 0; k < kCostFactors; ++k) {
+      if (phi(k) < kDependsShare) continue;
+      p_.row(k).setZero();
+      p_.col(k).setZero();
+      p_(k, k) = prior_var_;
+    }
+  }
   const Row gain = p_ * phi / (noise + phi.dot(p_ * phi));
   theta_ += gain * error;
   p_ -= gain * phi.transpose() * p_;
   p_ = 0.5 * (p_ + p_.transpose());  // keep it symmetric against rounding
   ++rows_seen_;
+  if (step) return;
   const double w = std::max(0.05, 1.0 / rows_seen_);
   residual_var_ += w * (error * error - residual_var_);
 }
@@ -285,17 +382,26 @@ void CostCalibration::observe(const StepReport& report, const JobModel& job) {
   sample.iteration = report.iteration;
   sample.observed_ns = report.iteration_ns;
   sample.predicted_ns = predict_ns(job.plan);
-  // Forgetting: what was learnt weighs lambda less each iteration, up to
-  // the prior's uncertainty (no wind-up where nothing is measured).
-  p_ /= lambda_;
-  for (int k = 0; k < kCostFactors; ++k) {
-    if (p_(k, k) > prior_var_) {
-      const double scale = std::sqrt(prior_var_ / p_(k, k));
-      p_.row(k) *= scale;
-      p_.col(k) *= scale;
-    }
+  // Stabilised forgetting (Kulhavý and Zarrop, "On a general concept of
+  // forgetting", Int. J. Control 1993): what was learnt weighs lambda less
+  // each iteration and the prior's information (1 - lambda) more, so the
+  // estimate follows a cluster that changes, while in the directions the
+  // rows do not inform (attention against GEMM when every stage mixes them
+  // alike) it relaxes to the prior instead of wandering with the noise,
+  // and its covariance never exceeds the prior's.
+  const Matrix prior_info = Matrix::Identity() / prior_var_;
+  const Matrix info = lambda_ * p_.inverse() + (1 - lambda_) * prior_info;
+  const Row info_theta = lambda_ * p_.inverse() * theta_ + (1 - lambda_) * prior_info * Row::Ones();
+  p_ = info.inverse();
+  p_ = 0.5 * (p_ + p_.transpose());
+  theta_ = p_ * info_theta;
+  const auto measured = rows(report, job);
+  if (misfit_plan_ != profiles_.plan_label) {  // rows are indexed per plan
+    misfit_.clear();
+    misfit_plan_ = profiles_.plan_label;
   }
-  for (const auto& [expected, observed] : rows(report, job)) add_row(expected, observed);
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    add_row(measured[i].first, measured[i].second, i);
   for (int k = 0; k < kCostFactors; ++k) sample.factor[static_cast<std::size_t>(k)] = theta_(k);
   history_.push_back(sample);
 }

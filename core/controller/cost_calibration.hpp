@@ -13,7 +13,7 @@
 // bandwidth term is work over (rate x efficiency), so doubling the rate
 // halves exactly that class's part. No formula is copied here.
 //
-// Estimator: recursive least squares with exponential forgetting (Ljung and
+// Estimator: recursive least squares with stabilised forgetting (Ljung and
 // Söderström 1983; Haykin, Adaptive Filter Theory, ch. 10) over the five
 // factors, one row per measured quantity (each pipeline stage's median rank's
 // compute, each stage's tensor-parallel and data-parallel group time),
@@ -80,19 +80,34 @@ class CostCalibration {
   ClusterView cluster() const;
   /// The cost model's iteration time for `plan` on the calibrated device and cluster.
   TimeNs predict_ns(const ParallelPlan& plan) const;
+  /// The standard deviation of predict_ns(a) - predict_ns(b) under the
+  /// factors' posterior covariance (each plan's time linearised in the
+  /// factors): how far the calibration can be trusted to rank the two.
+  double difference_sd_ns(const ParallelPlan& a, const ParallelPlan& b) const;
+  /// Step changes of the cluster detected so far (rows off by more than
+  /// 5% and 5 standard deviations of the noise; each resets the covariance
+  /// of the factors it depends on to the prior's).
+  int changes() const { return changes_; }
   const std::vector<CalibrationSample>& history() const { return history_; }
   CalibrationSummary summary() const;
   const CostInputs& preset() const { return preset_; }
 
  private:
   using Row = Eigen::Matrix<double, kCostFactors, 1>;
+  using Matrix = Eigen::Matrix<double, kCostFactors, kCostFactors>;
   /// One measured quantity: its preset time split by class, and the part
   /// no factor scales (communication latency).
   struct Expected {
     Row by_class = Row::Zero();
     double fixed_ns = 0;
   };
-  void add_row(const Expected& e, double observed_ns);
+  /// Row `index` of this iteration's rows (in rows()' order, stable while
+  /// the plan stays).
+  void add_row(const Expected& e, double observed_ns, std::size_t index);
+  DeviceSpec device_at(const Row& theta) const;
+  ClusterView cluster_at(const Row& theta) const;
+  /// d predict_ns(plan) / d factor, at the current estimate.
+  Row sensitivity(const ParallelPlan& plan) const;
   std::vector<std::pair<Expected, double>> rows(const StepReport& report,
                                                 const JobModel& job) const;
   /// The preset's work profile of `plan` and the three with one compute
@@ -109,9 +124,12 @@ class CostCalibration {
   double lambda_;
   double prior_var_;
   Row theta_ = Row::Ones();
-  Eigen::Matrix<double, kCostFactors, kCostFactors> p_;
+  Matrix p_;
   double residual_var_ = 0;  // running mean of squared normalised residuals
   int rows_seen_ = 0;
+  int changes_ = 0;
+  std::vector<char> misfit_;  // per row: off at its last observation (see add_row)
+  std::string misfit_plan_;   // the plan misfit_ is of
   std::vector<CalibrationSample> history_;
 };
 

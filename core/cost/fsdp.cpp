@@ -4,6 +4,12 @@
 
 namespace parashift::core {
 
+double fsdp_other_params(bool tied_embeddings, double params_per_gpu_embedding, bool first,
+                         bool last) {
+  const int copies = tied_embeddings ? (first || last ? 1 : 0) : (first ? 1 : 0) + (last ? 1 : 0);
+  return copies * params_per_gpu_embedding;
+}
+
 TimeNs fsdp_forward_comm_ns(const FsdpComm& c, TimeNs layers) {
   return layers * c.gather_ns + c.other_gather_ns;
 }

@@ -23,6 +23,12 @@ struct FsdpComm {
   TimeNs other_scatter_ns = 0;  // ... and their gradients
 };
 
+/// One GPU's share of the embedding and output-head parameters a pass over
+/// the first and/or last virtual stage gathers beside its layers: tied
+/// embeddings are one copy at either end, untied ones one at each.
+double fsdp_other_params(bool tied_embeddings, double params_per_gpu_embedding, bool first,
+                         bool last);
+
 /// A forward's FSDP communication over `layers` layers: one gather per
 /// layer (and of the other parameters).
 TimeNs fsdp_forward_comm_ns(const FsdpComm& c, TimeNs layers);
