@@ -22,6 +22,7 @@ struct Capabilities {
   bool live_repartition = false;   // RepartitionDirective / RebalanceDirective
   bool snapshots_to_host = false;  // SnapshotDirective / RestoreDirective
   bool link_telemetry = false;     // StepReport::links is filled
+  bool live_replan = false;        // ReplanDirective that changes tp, pp, dp, cp or the sharding
   int ranks = 0;
 };
 

@@ -85,6 +85,13 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
       {"events", r.events},
   };
   if (run.calibration) j["calibration"] = core::calibration_json(*run.calibration);
+  j["final_plan"] = run.final_plan.label();
+  if (run.oracle) {
+    j["oracle"] = {{"plan", run.oracle->plan.label()},
+                   {"iteration_time_s", seconds(run.oracle->iteration_ns)},
+                   {"tokens_per_s", run.oracle->tokens_per_s},
+                   {"last_iteration_share", r.tokens_per_s / run.oracle->tokens_per_s}};
+  }
   return j;
 }
 
@@ -152,6 +159,14 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
   for (; n < run.notes.size(); ++n) note(run.notes[n]);
   if (run.directives.empty()) out << "  no directives\n";
   if (run.calibration) core::print_calibration(out, *run.calibration);
+  if (!(run.final_plan.label() == scenario.plan.label()))
+    out << "plan at the end     " << run.final_plan.label() << "\n";
+  if (run.oracle) {
+    out << "oracle              " << run.oracle->plan.label() << ": "
+        << fmt("%.0f", run.oracle->tokens_per_s) << " tokens/s on the cluster as it truly is at "
+        << "the last iteration; the last iteration ran "
+        << fmt("%.1f", 100.0 * r.tokens_per_s / run.oracle->tokens_per_s) << " % of it\n";
+  }
 }
 
 void print_comparison(std::ostream& out, const std::string& label_a, const RunSummary& a,

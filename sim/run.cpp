@@ -46,8 +46,10 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   runner.set_policy(scenario, planned);
   runner.set_faults(scenario);
   bool alive = true;
+  TimeNs last_start_ns = 0;
   while (alive && (by_duration ? runner.total_ns() < scenario.run.duration_ns
                                : runner.iterations() < planned)) {
+    last_start_ns = runner.total_ns();
     if (first) {
       alive = runner.record(std::move(*first));
       first.reset();
@@ -70,6 +72,9 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
     run.calibration = c->calibration()->summary();
   run.simulated_iterations = backend.simulated_steps();
   run.last = backend.last_result();
+  run.final_plan = runner.plan();
+  const core::ModuleConfig* replan = scenario.policy.find("replan");
+  if (replan != nullptr && replan->enabled) run.oracle = oracle_at(scenario, last_start_ns);
   return run;
 }
 

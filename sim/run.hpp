@@ -16,6 +16,7 @@
 #include "core/directive.hpp"
 #include "core/scenario/scenario.hpp"
 #include "sim/iteration.hpp"
+#include "sim/oracle.hpp"
 
 namespace parashift::sim {
 
@@ -37,6 +38,10 @@ struct RunSummary {
   std::vector<core::FailureSeen> failures;              // the run ended at the first
   std::optional<core::CalibrationSummary> calibration;  // module calibrate, when on
   IterationResult last;
+  core::ParallelPlan final_plan;  // the plan of the last iteration (after any re-plan)
+  /// Module replan, when on: the planner's best for the cluster as it truly
+  /// is at the last iteration, simulated there (sim/oracle.hpp).
+  std::optional<OracleResult> oracle;
 
   double tokens_per_s() const { return tokens / core::ns_to_s(total_ns); }
   /// Wall time beyond what the same iterations take on a healthy cluster.

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "core/cost/memory.hpp"
+#include "core/cost/replan_cost.hpp"
 #include "core/input_error.hpp"
 #include "core/rank_layout.hpp"
 #include "core/snapshot/rank_state.hpp"
@@ -40,6 +41,7 @@ core::Capabilities SimBackend::capabilities() const {
   caps.live_repartition = true;
   caps.snapshots_to_host = true;
   caps.link_telemetry = scenario_.run.contention;
+  caps.live_replan = true;
   caps.ranks = scenario_.plan.gpus();  // the job's ranks (the cluster may hold more GPUs)
   return caps;
 }
@@ -232,7 +234,22 @@ void SimBackend::apply(const core::Directive& directive) {
     pending_move_ns_ += snapshot_copy_ns();
     return;
   }
-  if (std::holds_alternative<core::ReplanDirective>(directive.action)) {
+  // A re-plan stops the job while every GPU fetches its new shard of the
+  // state over the cluster as it is now (its NIC, to a GPU of the next
+  // host) and the communicators are rebuilt (faults.reinit), by the one
+  // formula the policy estimates it with (core/cost/replan_cost.hpp).
+  if (const auto* d = std::get_if<core::ReplanDirective>(&directive.action)) {
+    if (last_plan_) {
+      const topo::Topology& t = paths_.topology();
+      const int peer = t.host_count() > 1 ? t.gpus_per_host() : std::min(1, t.gpu_count() - 1);
+      const TimeNs rebuild_ns =
+          scenario_.faults ? scenario_.faults->reinit_ns : core::FaultConfig{}.reinit_ns;
+      pending_move_ns_ +=
+          core::replan_cost(scenario_.model, *last_plan_, d->plan, scenario_.training.seq_len,
+                            rebuild_ns,
+                            [&](double bytes) { return paths_.transfer_ns(0, peer, bytes); })
+              .total_ns();
+    }
     layers_per_virtual_stage_.clear();  // the next step() takes the new plan
     micro_batches_per_replica_.clear();
     return;

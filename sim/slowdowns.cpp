@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/input_error.hpp"
+#include "core/scenario/cluster_truth.hpp"
 
 namespace parashift::sim {
 
@@ -42,9 +43,18 @@ Slowdowns::Slowdowns(const std::vector<core::FaultEvent>& events, const topo::To
         }
         gpu_events_.push_back({e.gpu, e.factor, e.at_ns, until(e)});
         break;
-      case core::FaultEventKind::Degrade:
-        link_events_.push_back({{link_id(e, e.link)}, e.fraction, e.at_ns, until(e)});
+      case core::FaultEventKind::Degrade: {
+        LinkEvent l{{}, e.fraction, e.at_ns, until(e)};
+        if (e.scope.empty()) {
+          l.links.push_back(link_id(e, e.link));
+        } else {
+          const bool intra = e.scope == "intra_node";
+          for (int id = 0; id < topology.link_count(); ++id)
+            if (core::intra_node_link(topology, id) == intra) l.links.push_back(id);
+        }
+        link_events_.push_back(std::move(l));
         break;
+      }
       case core::FaultEventKind::Background: {
         LinkEvent l{{}, 1.0 - e.fraction, e.at_ns, until(e)};
         for (const auto& name : e.links) l.links.push_back(link_id(e, name));

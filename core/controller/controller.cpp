@@ -90,15 +90,29 @@ void Controller::applied(const Directive& directive) {
   } else if (const auto* b = std::get_if<RebalanceDirective>(&directive.action)) {
     job_.micro_batches_per_replica = b->micro_batches;
   } else if (const auto* p = std::get_if<ReplanDirective>(&directive.action)) {
-    // Another plan: other ranks and stages, so estimates and module state start over.
-    job_.plan = p->plan;
-    job_.layers_per_virtual_stage.clear();
-    job_.micro_batches_per_replica.clear();
-    job_.stage_fixed_ns.assign(static_cast<std::size_t>(p->plan.pp), 0);
-    job_.normalise();
+    // Another plan: other ranks and stages, so estimates and module state
+    // start over; the job's per-layer constants are the new plan's. Only
+    // `replan` keeps its state (its reference spans plans).
+    if (job_.cost) {
+      const CostInputs& c = *job_.cost;
+      JobModel next = make_job_model(c.model, c.device, p->plan,
+                                     work_profile(c.model, c.device, p->plan, c.seq_len), c.seq_len,
+                                     job_.total_iterations, job_.gpus_per_node);
+      next.cost = job_.cost;
+      job_ = std::move(next);
+    } else {
+      job_.plan = p->plan;
+      job_.layers_per_virtual_stage.clear();
+      job_.micro_batches_per_replica.clear();
+      job_.stage_fixed_ns.assign(static_cast<std::size_t>(p->plan.pp), 0);
+      job_.normalise();
+    }
     state_ = StateEstimate(job_.plan, config_.window);
     stragglers_.clear();
-    build_modules();
+    std::vector<std::string> rebuild;
+    for (const auto& m : modules_)
+      if (m.first != "replan") rebuild.push_back(m.first);
+    build_modules(&rebuild);
   }
 }
 

@@ -235,6 +235,13 @@ PolicyConfig read_policy_config(YamlFields& policy, const PolicyRegistry& builti
   if (!plugins.empty()) config.registry = std::make_shared<const PolicyRegistry>(registry);
   read_sections(policy, registry, config, "");
   policy.reject_unknown();
+  const ModuleConfig* replan = config.find("replan");
+  const ModuleConfig* calibrate = config.find("calibrate");
+  if (replan != nullptr && replan->enabled && (calibrate == nullptr || !calibrate->enabled)) {
+    policy.fail(
+        "replan",
+        "needs calibrate on: it re-plans from the calibrated cost model (add calibrate: on)");
+  }
   return config;
 }
 

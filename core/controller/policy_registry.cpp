@@ -5,6 +5,7 @@
 
 #include "core/controller/balancer.hpp"
 #include "core/controller/cost_calibration.hpp"
+#include "core/controller/replan_policy.hpp"
 #include "core/controller/straggler_detector.hpp"
 #include "core/controller/sync_policy.hpp"
 
@@ -112,6 +113,38 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.powersgd = c.flag("powersgd");
          o.topk = c.flag("topk");
          return std::make_unique<SyncPolicy>(o);
+       }});
+  registry.add(
+      {"replan",
+       "re-plan tp/pp/dp/cp, interleaving, micro-batch, recompute and sharding with the "
+       "planner on the calibrated cost model when the calibration detects a step change or its "
+       "prediction of the running plan drifts by trigger; switch when the best saves "
+       "min_improvement and sigmas standard deviations, and its gain over the remaining run "
+       "pays the switch (state re-sharded, communicators rebuilt), for patience searches",
+       {{"trigger", KnobKind::Number, 0.10, 0.001, 10,
+         "share the running plan's calibrated prediction must drift before a search "
+         "(a step change the calibration detects searches at once)"},
+        {"sigmas", KnobKind::Number, 2, 0, 100,
+         "standard deviations of the calibration the saving must exceed"},
+        {"min_improvement", KnobKind::Number, 0.05, 0, 1, "least share of the iteration saved"},
+        {"min_gain_s", KnobKind::Number, 0, 0, kInf,
+         "least gain over the remaining run, net of the switch cost"},
+        {"warmup", KnobKind::Int, 3, 1, 1000, "iterations observed since a change before a search"},
+        {"every", KnobKind::Int, 5, 1, 1000000, "iterations between confirming searches"},
+        {"patience", KnobKind::Int, 2, 1, 1000, "searches in a row the same plan must win"},
+        {"rebuild_s", KnobKind::Number, 20, 0, kInf,
+         "communicator rebuild the module expects per switch, s"}},
+       [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
+         ReplanPolicyOptions o;
+         o.trigger = c.knob("trigger");
+         o.sigmas = c.knob("sigmas");
+         o.min_improvement = c.knob("min_improvement");
+         o.min_gain_s = c.knob("min_gain_s");
+         o.warmup = static_cast<int>(c.knob("warmup"));
+         o.every = static_cast<int>(c.knob("every"));
+         o.patience = static_cast<int>(c.knob("patience"));
+         o.rebuild_s = c.knob("rebuild_s");
+         return std::make_unique<ReplanPolicy>(o);
        }});
 }
 

@@ -182,7 +182,16 @@ FaultEvent read_event(YamlFields& f, const std::string& where) {
     span();
   } else if (kind == "degrade") {
     e.kind = FaultEventKind::Degrade;
-    e.link = f.string("link");
+    if (f.has("scope") == f.has("link"))
+      f.fail(f.has("scope") ? "scope" : "link",
+             "expected one of link (a link name) or scope (inter_node or intra_node)");
+    if (f.has("scope")) {
+      e.scope = f.string("scope");
+      if (e.scope != "inter_node" && e.scope != "intra_node")
+        f.fail("scope", "expected inter_node or intra_node, found '" + e.scope + "'");
+    } else {
+      e.link = f.string("link");
+    }
     e.fraction = number(f, "fraction", 0, 1, true, "a share of bandwidth left in (0, 1]");
     at();
     span();

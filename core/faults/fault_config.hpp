@@ -70,7 +70,9 @@ const char* to_string(FaultEventKind kind);
 
 /// One scheduled event; which fields mean something depends on `kind`:
 ///   slow:       gpu, factor (> 1: that much slower), at, duration
-///   degrade:    link, fraction (of bandwidth left, (0, 1]), at, duration
+///   degrade:    link or scope (inter_node: every link that leaves a host;
+///               intra_node: every link inside one), fraction (of bandwidth
+///               left, (0, 1]), at, duration
 ///   background: links, fraction (of bandwidth taken, [0, 1)), at, duration
 ///   tenant:     links, at, duration (another job sending as fast as it can
 ///               on each link, as flows of traffic class `tenant`: what it
@@ -84,6 +86,7 @@ struct FaultEvent {
   int gpu = -1;
   double factor = 1;
   std::string link;
+  std::string scope;  // degrade: "inter_node" or "intra_node" instead of a link
   std::vector<std::string> links;
   double fraction = 0;
   double sigma = 0;

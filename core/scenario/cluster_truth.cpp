@@ -37,14 +37,18 @@ DeviceSpec ClusterTruth::device(const DeviceSpec& preset) const {
   return d;
 }
 
+bool intra_node_link(const topo::Topology& topology, topo::LinkId id) {
+  const topo::LinkInfo& link = topology.link(id);
+  const int a = topology.node(link.src).host, b = topology.node(link.dst).host;
+  return a >= 0 && a == b;
+}
+
 topo::Topology ClusterTruth::topology(const topo::Topology& preset) const {
   topo::Topology t = preset;
   if (intra_node_bandwidth == 1.0 && inter_node_bandwidth == 1.0) return t;
   for (topo::LinkId e = 0; e < t.link_count(); ++e) {
-    const topo::LinkInfo& link = t.link(e);
-    const int a = t.node(link.src).host, b = t.node(link.dst).host;
-    const double factor = a >= 0 && a == b ? intra_node_bandwidth : inter_node_bandwidth;
-    t.set_link_bandwidth(e, link.bandwidth_Bps * factor);
+    const double factor = intra_node_link(t, e) ? intra_node_bandwidth : inter_node_bandwidth;
+    t.set_link_bandwidth(e, t.link(e).bandwidth_Bps * factor);
   }
   return t;
 }

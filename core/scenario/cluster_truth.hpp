@@ -34,6 +34,10 @@ struct ClusterTruth {
   std::string describe() const;
 };
 
+/// Whether link `id` joins two devices of one host (NVLink, the node's
+/// switch); every other link is inter-node (NIC, fabric).
+bool intra_node_link(const topo::Topology& topology, topo::LinkId id);
+
 /// Reads `cluster.truth` (a map of the factors above, each in (0, 10]).
 ClusterTruth read_cluster_truth(YamlFields& truth);
 

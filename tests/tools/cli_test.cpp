@@ -148,6 +148,22 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
        "faults.events[0] (set on the command line): unknown link 'nope' (expected a directed "
        "link name"},
       {{"simulate", kData + "small.yaml", "--set",
+        "faults={events: [{kind: degrade, scope: inter_rack, fraction: 0.5, at: 1s}]}"},
+       "faults.events[0].scope (set on the command line): expected inter_node or intra_node, "
+       "found 'inter_rack'"},
+      {{"simulate", kData + "small.yaml", "--set",
+        "faults={events: [{kind: degrade, scope: inter_node, link: x, fraction: 0.5}]}"},
+       "faults.events[0].scope (set on the command line): expected one of link (a link name) or "
+       "scope (inter_node or intra_node)"},
+      {{"simulate", kData + "small.yaml", "--set",
+        "faults={events: [{kind: degrade, fraction: 0.5}]}"},
+       "faults.events[0].link (set on the command line): expected one of link (a link name) or "
+       "scope"},
+      {{"simulate", kData + "small.yaml", "--set", "policy={replan: on}"},
+       "policy.replan (set on the command line): needs calibrate on"},
+      {{"simulate", kData + "small.yaml", "--set", "policy={calibrate: on, replan: {trigger: 0}}"},
+       "policy.replan.trigger (set on the command line)"},
+      {{"simulate", kData + "small.yaml", "--set",
         "faults={events: [{kind: slow, gpu: 99, factor: 2, at: 1s}]}"},
        "faults.events[0] (set on the command line): gpu 99 is not in the cluster (0..15)"},
       {{"simulate", kData + "small.yaml", "--set", "policy={balance: maybe}"},

@@ -12,6 +12,7 @@
 #include "core/controller/controller.hpp"
 #include "core/controller/sync_policy.hpp"
 #include "core/device_spec.hpp"
+#include "core/planner/planner.hpp"
 #include "core/rank_layout.hpp"
 #include "core/scenario/cluster_view.hpp"
 
@@ -90,9 +91,16 @@ void run(benchmark::State& state, int slow, double factor, bool all_modules) {
     config.find("sync")->enabled = true;
     config.find("sync")->knobs["every"] = 1;
     config.find("sync")->knobs["min_improvement"] = 1.0;
+    // replan predicts the running plan every iteration and never acts
+    // (min_improvement 1); it searches when the calibration detects a step
+    // change, as the synthetic reports make it do now and then
+    // (BM_ReplanSearch16k times one search).
+    config.find("replan")->enabled = true;
+    config.find("replan")->knobs["min_improvement"] = 1.0;
   }
   Capabilities caps;
   caps.live_repartition = true;
+  caps.live_replan = true;
   caps.ranks = plan.gpus();
   Controller ctl(job, config, caps);
   auto samples = reports(plan, slow, factor);
@@ -140,6 +148,28 @@ void BM_SyncDecision16k(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SyncDecision16k)->Unit(benchmark::kMicrosecond);
+
+// One search of the `replan` module at 16,384 GPUs: the planner over every
+// plan of the 128-layer model (global batch 2048, sequence 2048), ranked by
+// the cost model, best kept (issue #16's bound: 100 ms).
+void BM_ReplanSearch16k(benchmark::State& state) {
+  PlannerInput in;
+  in.model = {"bench", 128, 12288, 96, 96, 49152, FfnKind::Gelu, 51200, true};
+  in.device = device_preset("h100-sxm-80gb");
+  in.cluster = cluster_view_of(in.device, 16384, 8);
+  in.global_batch = 2048;
+  in.seq_len = 2048;
+  PlannerOptions options;
+  options.top_k = 1;
+  std::int64_t evaluated = 0;
+  for (auto _ : state) {
+    const PlanSearch found = search_plans(in, options);
+    evaluated = found.stats.evaluated;
+    benchmark::DoNotOptimize(found);
+  }
+  state.counters["plans"] = static_cast<double>(evaluated);
+}
+BENCHMARK(BM_ReplanSearch16k)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -1,0 +1,116 @@
+#include "core/controller/replan_policy.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/controller/cost_calibration.hpp"
+#include "core/cost/estimate.hpp"
+#include "core/planner/planner.hpp"
+
+namespace parashift::core {
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f s", s);
+  return buf;
+}
+
+}  // namespace
+
+ReplanCost predicted_replan_cost(const CostInputs& inputs, const ParallelPlan& from,
+                                 const ParallelPlan& to, TimeNs rebuild_ns) {
+  const ClusterView& c = inputs.cluster;
+  return replan_cost(inputs.model, from, to, inputs.seq_len, rebuild_ns, [&](double bytes) {
+    return transfer_ns(bytes, c.inter_node_Bps) + c.inter_node_latency_ns;
+  });
+}
+
+void ReplanPolicy::run(PolicyContext& context) {
+  const JobModel& job = context.job;
+  const CostCalibration* calibration = context.calibration;
+  if (job.cost == nullptr || calibration == nullptr || !context.capabilities.live_replan) return;
+  if (context.iterations_since_change < options_.warmup) return;
+  const TimeNs now_ns = calibration->predict_ns(job.plan);
+  if (!reference_ns_) {
+    reference_ns_ = estimate_iteration(job.cost->model, job.cost->device, job.cost->cluster,
+                                       job.plan, job.cost->seq_len)
+                        .total_ns;
+    chosen_ns_ = *reference_ns_;
+  }
+  const double moved =
+      std::abs(static_cast<double>(now_ns - *reference_ns_)) / static_cast<double>(*reference_ns_);
+  const bool stepped = calibration->changes() != changes_seen_;
+  if (streak_ == 0 && !stepped && moved < options_.trigger) return;
+  if (streak_ > 0 && context.iteration - last_search_ < options_.every) return;
+
+  // The planner over the calibrated device and cluster.
+  PlannerInput in;
+  in.model = job.cost->model;
+  in.device = calibration->device();
+  in.cluster = calibration->cluster();
+  in.global_batch = job.plan.global_batch;
+  in.seq_len = job.cost->seq_len;
+  in.precision = job.plan.precision;
+  PlannerOptions options;
+  options.top_k = 1;
+  const PlanSearch found = search_plans(in, options);
+  last_search_ = context.iteration;
+  reference_ns_ = now_ns;
+  changes_seen_ = calibration->changes();
+  if (found.top.empty()) return;
+  const RankedPlan& best = found.top.front();
+  const std::string running = job.plan.label();
+  const double now_s = ns_to_s(now_ns), best_s = ns_to_s(best.estimate.total_ns);
+  const double drift = ns_to_s(now_ns - chosen_ns_) / ns_to_s(chosen_ns_);
+  char drift_text[48];
+  std::snprintf(drift_text, sizeof drift_text, "%+.1f%% since it was chosen", 100.0 * drift);
+  const std::string message = best.label + " predicted " + seconds_text(best_s) +
+                              " an iteration against " + seconds_text(now_s) + " (" + running +
+                              ", " + drift_text + ")";
+  auto reject = [&](const std::string& why, double gain_s, double cost_s) {
+    // Logged once per plan and reason, not at every search that finds it again.
+    if (rejected_ != best.label + why)
+      context.log.push_back(
+          {context.iteration, "replan", message + ": " + why, std::nullopt, false, gain_s, cost_s});
+    rejected_ = best.label + why;
+    streak_ = 0;
+    streak_label_.clear();
+  };
+  if (best.label == running) {
+    streak_ = 0;
+    streak_label_.clear();
+    return;
+  }
+  CostInputs calibrated{in.model, in.device, in.cluster, in.seq_len};
+  const ReplanCost cost =
+      predicted_replan_cost(calibrated, job.plan, best.plan, seconds_to_ns(options_.rebuild_s));
+  const double remaining =
+      static_cast<double>(std::max<std::int64_t>(0, job.total_iterations - context.iteration - 1));
+  const double gain_s = (now_s - best_s) * remaining;
+  const double cost_s = ns_to_s(cost.total_ns());
+  if (now_s - best_s < options_.min_improvement * now_s)
+    return reject("saves under min_improvement", gain_s, cost_s);
+  const double sd_s = calibration->difference_sd_ns(job.plan, best.plan) / 1e9;
+  if (now_s - best_s < options_.sigmas * sd_s)
+    return reject("saving within " + std::to_string(static_cast<int>(options_.sigmas)) +
+                      " standard deviations of the calibration (" + seconds_text(sd_s) + ")",
+                  gain_s, cost_s);
+  if (gain_s - cost_s < options_.min_gain_s || gain_s <= cost_s)
+    return reject("gain over the remaining run does not pay the switch", gain_s, cost_s);
+  streak_ = streak_label_ == best.label ? streak_ + 1 : 1;
+  streak_label_ = best.label;
+  if (streak_ < options_.patience) return;
+  Directive d{ReplanDirective{best.plan},
+              "replan: predicted " + seconds_text(best_s) + " an iteration against " +
+                  seconds_text(now_s) + ", " + drift_text + ", switch " + seconds_text(cost_s),
+              gain_s - cost_s};
+  context.directives.push_back(d);
+  context.log.push_back({context.iteration, "replan", message, d, true, gain_s, cost_s});
+  reference_ns_ = best.estimate.total_ns;
+  chosen_ns_ = best.estimate.total_ns;
+  streak_ = 0;
+  streak_label_.clear();
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,74 @@
+// The `replan` policy module: re-plans the whole parallel layout (tp, pp,
+// dp, cp, interleaving, micro-batch, recompute, sharding) while the job
+// runs, from the calibrated cost model (module `calibrate`).
+//
+// It searches only when the state has changed: the calibration detected a
+// step change of the cluster since the last search (a row off by more than
+// 5% and 5 standard deviations of its noise), or its prediction of the
+// running plan has drifted by more than `trigger` of itself since the last
+// search (or, before the first one, from the preset's prediction the plan
+// was chosen by). A degraded network or slower kernels than the datasheet
+// show up there; noise does not, so a healthy job is not searched, let
+// alone switched.
+//
+// A search is the planner's (core/planner/planner.hpp) over every valid
+// plan that fits in memory, on the calibrated device and cluster. Its best
+// plan is taken only when
+//   - it saves at least `min_improvement` of the running plan's predicted
+//     iteration, and at least `sigmas` standard deviations of that saving
+//     under the calibration's posterior (a saving that rests on factors
+//     the measurements have not pinned down is no saving);
+//   - its gain over the remaining run, less the switch cost
+//     (core/cost/replan_cost.hpp: the re-sharded state over the calibrated
+//     inter-node rate and `rebuild_s` for the communicators), is at least
+//     `min_gain_s`;
+//   - it has won `patience` searches in a row, `every` iterations apart
+//     (hysteresis: a transient dip does not move the job).
+// After a switch the new plan's prediction is the reference, so the module
+// acts again only on a further change. It never oscillates: going back
+// needs the old plan to save `min_improvement` over the new one under the
+// same model, which contradicts the switch unless the cluster changed again.
+// It acts only on a backend that re-plans live (Capabilities::live_replan).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/controller/policy_module.hpp"
+#include "core/cost/replan_cost.hpp"
+
+namespace parashift::core {
+
+struct ReplanPolicyOptions {
+  double trigger = 0.10;          // share the running plan's prediction must drift
+  double sigmas = 2;              // standard deviations the saving must exceed
+  double min_improvement = 0.05;  // share of the iteration the new plan must save
+  double min_gain_s = 0;          // least gain over the remaining run, net of the switch cost
+  int warmup = 3;                 // iterations observed since the last change before a search
+  int every = 5;                  // iterations between the searches that confirm a change
+  int patience = 2;               // searches in a row the same plan must win
+  double rebuild_s = 20;          // communicator rebuild the module expects, s
+};
+
+class ReplanPolicy : public PolicyModule {
+ public:
+  explicit ReplanPolicy(ReplanPolicyOptions options) : options_(options) {}
+  void run(PolicyContext& context) override;
+
+ private:
+  ReplanPolicyOptions options_;
+  std::optional<TimeNs> reference_ns_;  // the running plan's prediction at the last search
+  TimeNs chosen_ns_ = 0;                // ... when it was chosen (for the log)
+  std::string streak_label_;            // the plan that won the last searches
+  int streak_ = 0;
+  std::int64_t last_search_ = -1;
+  int changes_seen_ = 0;  // the calibration's step changes at the last search
+  std::string rejected_;  // the last rejection logged (plan and reason)
+};
+
+/// The switch cost of `from` -> `to` as the policy sees it: the state
+/// fetched at the cluster's inter-node rate per GPU, plus `rebuild_ns`.
+ReplanCost predicted_replan_cost(const CostInputs& inputs, const ParallelPlan& from,
+                                 const ParallelPlan& to, TimeNs rebuild_ns);
+
+}  // namespace parashift::core

@@ -1,0 +1,26 @@
+// The oracle a live re-plan is judged against (issue #16): the planner run
+// offline on the cluster as it truly is at some moment (the scenario's
+// hidden truth and the slowdown events active then, which the policy never
+// reads), and its best plan simulated in that state. The planner sees one
+// device and one link rate per class: a single slow GPU or link is in the
+// simulated time of the oracle's plan, not in its choice.
+#pragma once
+
+#include "core/parallel_plan.hpp"
+#include "core/scenario/scenario.hpp"
+#include "core/units.hpp"
+
+namespace parashift::sim {
+
+struct OracleResult {
+  core::ParallelPlan plan;
+  core::TimeNs iteration_ns = 0;
+  double tokens_per_s = 0;
+};
+
+/// The best plan for the cluster as it is at simulated time `at_ns`, and
+/// its simulated iteration there (jitter left out). Throws
+/// core::InputError when no plan fits the cluster.
+OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns);
+
+}  // namespace parashift::sim
