@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,15 @@ struct FailureSeen {
 };
 std::string to_string(const FailureSeen& failure);  // "kill rank 2 at iteration 5"
 
+/// The squared gradient norms a data-parallel sync sees: each replica's
+/// before the reduction (their mean) and the reduced one after it.
+struct GradientNorms {
+  double replica_sq_norm = 0;
+  int replica_batch = 0;  // sequences behind each replica's gradient
+  double global_sq_norm = 0;
+  int global_batch = 0;  // sequences behind the reduced gradient
+};
+
 /// What one iteration measured. Per-rank vectors are indexed by global rank.
 struct StepReport {
   std::int64_t iteration = 0;
@@ -58,7 +68,8 @@ struct StepReport {
   std::vector<double> rank_peak_memory_bytes;
   std::vector<GroupComm> comm;
   std::vector<LinkTelemetry> links;
-  std::vector<FailureSeen> failures;  // non-empty: the iteration did not complete
+  std::vector<FailureSeen> failures;       // non-empty: the iteration did not complete
+  std::optional<GradientNorms> gradients;  // when the backend measures them
 };
 
 class Backend {

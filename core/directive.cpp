@@ -47,7 +47,9 @@ std::string to_string(const FailureSeen& failure) {
 std::string to_string(const Directive& directive) {
   std::string body = std::visit(
       Overloaded{
-          [](const ReplanDirective& d) { return d.plan.label(); },
+          [](const ReplanDirective& d) {
+            return d.plan.label() + ", global batch " + std::to_string(d.plan.global_batch);
+          },
           [](const RepartitionDirective& d) { return format_int_list(d.layers_per_stage); },
           [](const RebalanceDirective& d) { return format_int_list(d.micro_batches); },
           [](const SnapshotDirective& d) { return "v" + std::to_string(d.version); },
@@ -69,7 +71,10 @@ void to_json(nlohmann::json& out, const Directive& directive) {
                        {"predicted_gain_s", directive.predicted_gain_s}};
   std::visit(
       Overloaded{
-          [&](const ReplanDirective& d) { out["plan"] = d.plan.label(); },
+          [&](const ReplanDirective& d) {
+            out["plan"] = d.plan.label();
+            out["global_batch"] = d.plan.global_batch;
+          },
           [&](const RepartitionDirective& d) { out["layers_per_stage"] = d.layers_per_stage; },
           [&](const RebalanceDirective& d) { out["micro_batches"] = d.micro_batches; },
           [&](const SnapshotDirective& d) { out["version"] = d.version; },

@@ -86,6 +86,13 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
   };
   if (run.calibration) j["calibration"] = core::calibration_json(*run.calibration);
   j["final_plan"] = run.final_plan.label();
+  if (run.convergence) {
+    j["convergence"] = {{"reached", run.convergence->reached},
+                        {"progress_steps", run.convergence->progress_steps},
+                        {"target_steps", run.convergence->target_steps},
+                        {"tokens", run.tokens},
+                        {"time_s", seconds(run.total_ns)}};
+  }
   if (run.oracle) {
     j["oracle"] = {{"plan", run.oracle->plan.label()},
                    {"iteration_time_s", seconds(run.oracle->iteration_ns)},
@@ -133,11 +140,22 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
   out << "  dp sync exposed " << fmt("%.4f", seconds(c.dp_exposed_ns)) << " s, optimizer "
       << fmt("%.4f", seconds(c.optimizer_ns)) << " s, param gather "
       << fmt("%.4f", seconds(c.param_gather_ns)) << " s\n";
+  if (run.convergence) {
+    const ConvergenceResult& conv = *run.convergence;
+    out << "\nconvergence         "
+        << (conv.reached ? "target reached after " + std::to_string(run.iterations) + " iterations"
+                         : "target not reached: " +
+                               fmt("%.1f", 100.0 * conv.progress_steps / conv.target_steps) +
+                               " % of it after " + std::to_string(run.iterations) + " iterations")
+        << ", " << fmt("%.1f", seconds(run.total_ns)) << " s, " << fmt("%.4g", run.tokens)
+        << " tokens\n";
+  }
   if (run.policy_modules.empty() && run.lost_ns() == 0) return;
   out << "\nrun throughput      " << fmt("%.0f", run.tokens_per_s()) << " tokens/s over "
       << fmt("%.3f", seconds(run.total_ns)) << " s; time lost to slowdowns "
-      << fmt("%.3f", seconds(run.lost_ns())) << " s (healthy iteration "
-      << fmt("%.4f", seconds(run.healthy_iteration_ns)) << " s)\n";
+      << (run.batch_changed ? "not measured (the global batch changed)"
+                            : fmt("%.3f", seconds(run.lost_ns())) + " s")
+      << " (healthy iteration " << fmt("%.4f", seconds(run.healthy_iteration_ns)) << " s)\n";
   if (run.policy_modules.empty()) return;
   out << "policy              ";
   for (std::size_t i = 0; i < run.policy_modules.size(); ++i) {
@@ -184,8 +202,16 @@ void print_comparison(std::ostream& out, const std::string& label_a, const RunSu
       fmt("%.4f", seconds(b.last.iteration_ns)));
   row("pipeline bubble (%)", fmt("%.1f", 100.0 * a.last.bubble_share),
       fmt("%.1f", 100.0 * b.last.bubble_share));
-  row("time lost to slowdowns (s)", fmt("%.3f", seconds(a.lost_ns())),
-      fmt("%.3f", seconds(b.lost_ns())));
+  auto lost = [](const RunSummary& r) {
+    return r.batch_changed ? std::string("n/a") : fmt("%.3f", seconds(r.lost_ns()));
+  };
+  row("time lost to slowdowns (s)", lost(a), lost(b));
+  if (a.convergence && b.convergence) {
+    auto to_target = [](const RunSummary& r) {
+      return r.convergence->reached ? fmt("%.1f", seconds(r.total_ns)) : std::string("not reached");
+    };
+    row("time to the target (s)", to_target(a), to_target(b));
+  }
   row("decisions taken", std::to_string(a.directives.size()), std::to_string(b.directives.size()));
   // Recovery: the share of the throughput lost without the policy that the
   // policy wins back. It means something only when both runs have the same
@@ -193,7 +219,16 @@ void print_comparison(std::ostream& out, const std::string& label_a, const RunSu
   const double healthy = a.tokens / (a.iterations * seconds(a.healthy_iteration_ns));
   const double lost_b = healthy - b.tokens_per_s();
   const bool same_job = a.healthy_iteration_ns == b.healthy_iteration_ns;
-  if (same_job && b.lost_ns() > 0 && lost_b > 1e-3 * healthy) {
+  if (a.convergence && b.convergence && a.convergence->reached && b.convergence->reached) {
+    // Under a convergence model the question is the time to the target,
+    // not tokens/s (a larger batch trains more tokens per second and needs
+    // more of them).
+    out << "\n"
+        << label_b << ": "
+        << fmt("%+.1f", 100.0 * (seconds(b.total_ns) / seconds(a.total_ns) - 1.0))
+        << " % time to the target against " << label_a << "\n";
+  } else if (same_job && !a.batch_changed && !b.batch_changed && b.lost_ns() > 0 &&
+             lost_b > 1e-3 * healthy) {
     out << "\n"
         << label_a << " recovers "
         << fmt("%.1f", 100.0 * (a.tokens_per_s() - b.tokens_per_s()) / lost_b)

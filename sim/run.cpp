@@ -47,9 +47,14 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   runner.set_faults(scenario);
   bool alive = true;
   TimeNs last_start_ns = 0;
-  while (alive && (by_duration ? runner.total_ns() < scenario.run.duration_ns
-                               : runner.iterations() < planned)) {
+  // Under a convergence model the run also ends when it reaches its target.
+  while (alive && !backend.converged() &&
+         (by_duration ? runner.total_ns() < scenario.run.duration_ns
+                      : runner.iterations() < planned)) {
     last_start_ns = runner.total_ns();
+    const std::int64_t done = runner.iterations();
+    const double step_tokens =
+        static_cast<double>(runner.plan().global_batch) * scenario.training.seq_len;
     if (first) {
       alive = runner.record(std::move(*first));
       first.reset();
@@ -57,13 +62,16 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
       alive = runner.step();
       backend.set_trace(nullptr);
     }
+    if (runner.iterations() > done) run.tokens += step_tokens;  // a batch a re-plan may change
+    run.batch_changed |= runner.plan().global_batch != scenario.plan.global_batch;
     if (progress) progress(runner.iterations(), planned);
   }
-  const double tokens_per_iteration =
-      static_cast<double>(scenario.plan.global_batch) * scenario.training.seq_len;
   run.iterations = static_cast<int>(runner.iterations());
   run.total_ns = runner.total_ns();
-  for (int i = 0; i < run.iterations; ++i) run.tokens += tokens_per_iteration;
+  if (scenario.convergence) {
+    run.convergence = ConvergenceResult{backend.converged(), backend.progress_steps(),
+                                        scenario.convergence->target_steps};
+  }
   run.directives = runner.directives();
   run.stragglers = runner.stragglers();
   run.notes = runner.notes();

@@ -25,12 +25,19 @@ class TraceRecorder;
 using core::DetectedStraggler;
 using core::TakenDirective;
 
+/// Where a run under a convergence model (scenario `convergence:`) got.
+struct ConvergenceResult {
+  bool reached = false;       // the target: the run ended there
+  double progress_steps = 0;  // steps at an infinite batch made
+  double target_steps = 0;
+};
+
 struct RunSummary {
   int iterations = 0;
   int simulated_iterations = 0;  // the rest reused an unchanged iteration
   TimeNs total_ns = 0;
   TimeNs healthy_iteration_ns = 0;  // the same plan without slowdown events
-  double tokens = 0;                // trained over the run
+  double tokens = 0;                // trained over the run (each iteration at its plan's batch)
   std::vector<TakenDirective> directives;
   std::vector<DetectedStraggler> stragglers;
   std::vector<core::PolicyNote> notes;                  // rules' knob changes, plugins' notes
@@ -39,9 +46,11 @@ struct RunSummary {
   std::optional<core::CalibrationSummary> calibration;  // module calibrate, when on
   IterationResult last;
   core::ParallelPlan final_plan;  // the plan of the last iteration (after any re-plan)
+  bool batch_changed = false;  // some iteration ran another global batch: lost_ns() means nothing
   /// Module replan, when on: the planner's best for the cluster as it truly
   /// is at the last iteration, simulated there (sim/oracle.hpp).
   std::optional<OracleResult> oracle;
+  std::optional<ConvergenceResult> convergence;  // scenario `convergence:`
 
   double tokens_per_s() const { return tokens / core::ns_to_s(total_ns); }
   /// Wall time beyond what the same iterations take on a healthy cluster.

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "core/convergence/noise_scale.hpp"
 #include "core/cost/memory.hpp"
 #include "core/cost/replan_cost.hpp"
 #include "core/input_error.hpp"
@@ -154,6 +155,23 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     report.rank_peak_memory_bytes[r] = w.static_bytes + w.peak_activation_bytes;
   }
   report.comm = group_comm(*last_, plan);
+  if (const auto& c = scenario_.convergence) {
+    // The gradient noise scale where training is now (the trace, in
+    // sequences), the norms this step's replicas and reduction measure
+    // (with more than one replica), and the progress the step makes
+    // (core/convergence).
+    const double noise_scale = c->trace.at(progress_steps_ / c->target_steps) /
+                               static_cast<double>(scenario_.training.seq_len);
+    if (plan.dp > 1) {
+      const int replica_batch = plan.global_batch / plan.dp;
+      const core::MeasuredNorms m =
+          core::measured_norms(noise_scale, replica_batch, plan.dp, plan.global_batch,
+                               c->measurement_noise, scenario_.run.seed, report.iteration);
+      report.gradients = core::GradientNorms{m.replica_sq_norm, replica_batch, m.global_sq_norm,
+                                             plan.global_batch};
+    }
+    progress_steps_ += core::step_progress(plan.global_batch, noise_scale);
+  }
   const double iteration_s = core::ns_to_s(last_->iteration_ns);
   for (const LinkUse& use : last_->links) {
     report.links.push_back({scenario_.topology.link(use.link).name, use.bytes,

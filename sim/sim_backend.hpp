@@ -6,7 +6,9 @@
 // A scheduled kill event (faults.events kind kill) is reported as the
 // step's failure, before its iteration runs. Directives are timed: a
 // re-partition's moved state, a snapshot's device -> host copy, a restore's
-// copy back, each charged to the next iteration.
+// copy back, each charged to the next iteration. Under a convergence model
+// (scenario `convergence:`) each step also makes its progress and reports
+// the gradient norms a data-parallel job measures.
 #pragma once
 
 #include <optional>
@@ -58,6 +60,12 @@ class SimBackend : public core::Backend {
   const PathModel& paths() const { return paths_; }
   /// Whether any slowdown event (slow, degrade, background, tenant, jitter) is scheduled.
   bool has_slowdowns() const { return !slowdowns_.empty(); }
+  /// Under a convergence model (scenario `convergence:`): the progress made
+  /// so far, in steps at an infinite batch, and whether it reached the target.
+  double progress_steps() const { return progress_steps_; }
+  bool converged() const {
+    return scenario_.convergence && progress_steps_ >= scenario_.convergence->target_steps;
+  }
 
  private:
   /// A scheduled kill event for the iteration about to run.
@@ -96,6 +104,7 @@ class SimBackend : public core::Backend {
   std::optional<core::ParallelPlan> last_plan_;
   core::WorkProfile last_profile_;
   TimeNs pending_move_ns_ = 0;        // state moved by a directive, charged to the next step
+  double progress_steps_ = 0;         // convergence model: steps at an infinite batch made
   std::vector<long long> snapshots_;  // versions taken
 };
 

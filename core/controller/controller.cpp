@@ -92,7 +92,8 @@ void Controller::applied(const Directive& directive) {
   } else if (const auto* p = std::get_if<ReplanDirective>(&directive.action)) {
     // Another plan: other ranks and stages, so estimates and module state
     // start over; the job's per-layer constants are the new plan's. Only
-    // `replan` keeps its state (its reference spans plans).
+    // `replan` (its reference) and `batch` (its noise estimate) keep their
+    // state: it is of the job, not of the plan.
     if (job_.cost) {
       const CostInputs& c = *job_.cost;
       JobModel next = make_job_model(c.model, c.device, p->plan,
@@ -111,7 +112,7 @@ void Controller::applied(const Directive& directive) {
     stragglers_.clear();
     std::vector<std::string> rebuild;
     for (const auto& m : modules_)
-      if (m.first != "replan") rebuild.push_back(m.first);
+      if (m.first != "replan" && m.first != "batch") rebuild.push_back(m.first);
     build_modules(&rebuild);
   }
 }

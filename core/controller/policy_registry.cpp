@@ -4,6 +4,7 @@
 #include "core/assert.hpp"
 
 #include "core/controller/balancer.hpp"
+#include "core/controller/batch_policy.hpp"
 #include "core/controller/cost_calibration.hpp"
 #include "core/controller/replan_policy.hpp"
 #include "core/controller/straggler_detector.hpp"
@@ -145,6 +146,30 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.patience = static_cast<int>(c.knob("patience"));
          o.rebuild_s = c.knob("rebuild_s");
          return std::make_unique<ReplanPolicy>(o);
+       }});
+  registry.add(
+      {"batch",
+       "set the global batch for the best goodput (Pollux): the gradient noise scale measured "
+       "from each replica's and the reduced gradient's norms (McCandlish et al. 2018), each "
+       "candidate batch priced by the calibrated cost model, within min_batch..max_batch in "
+       "multiples of dp x micro-batch",
+       {{"min_batch", KnobKind::Int, 0, 0, 1e9, "least global batch, sequences (0: dp x mb)"},
+        {"max_batch", KnobKind::Int, 0, 0, 1e9,
+         "largest global batch, sequences (0: 8 x the starting batch)"},
+        {"every", KnobKind::Int, 20, 1, 1000000, "iterations between decisions"},
+        {"min_improvement", KnobKind::Number, 0.03, 0, 10, "least goodput share gained"},
+        {"patience", KnobKind::Int, 2, 1, 1000, "evaluations in a row the same batch must win"},
+        {"smoothing", KnobKind::Number, 0.95, 0, 0.9999,
+         "weight of the past in the noise-scale estimate, per iteration"}},
+       [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
+         BatchPolicyOptions o;
+         o.min_batch = static_cast<int>(c.knob("min_batch"));
+         o.max_batch = static_cast<int>(c.knob("max_batch"));
+         o.every = static_cast<int>(c.knob("every"));
+         o.min_improvement = c.knob("min_improvement");
+         o.patience = static_cast<int>(c.knob("patience"));
+         o.smoothing = c.knob("smoothing");
+         return std::make_unique<BatchPolicy>(o);
        }});
 }
 

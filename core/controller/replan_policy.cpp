@@ -32,6 +32,12 @@ void ReplanPolicy::run(PolicyContext& context) {
   if (job.cost == nullptr || calibration == nullptr || !context.capabilities.live_replan) return;
   if (context.iterations_since_change < options_.warmup) return;
   const TimeNs now_ns = calibration->predict_ns(job.plan);
+  if (reference_label_ != job.plan.label()) {
+    // Another module changed the plan (the batch, the sync mode): its
+    // prediction moves with the change, not with the cluster.
+    if (reference_ns_) reference_ns_ = chosen_ns_ = now_ns;
+    reference_label_ = job.plan.label();
+  }
   if (!reference_ns_) {
     reference_ns_ = estimate_iteration(job.cost->model, job.cost->device, job.cost->cluster,
                                        job.plan, job.cost->seq_len)
@@ -109,6 +115,7 @@ void ReplanPolicy::run(PolicyContext& context) {
   context.log.push_back({context.iteration, "replan", message, d, true, gain_s, cost_s});
   reference_ns_ = best.estimate.total_ns;
   chosen_ns_ = best.estimate.total_ns;
+  reference_label_ = best.label;
   streak_ = 0;
   streak_label_.clear();
 }

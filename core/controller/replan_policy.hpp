@@ -59,6 +59,7 @@ class ReplanPolicy : public PolicyModule {
   ReplanPolicyOptions options_;
   std::optional<TimeNs> reference_ns_;  // the running plan's prediction at the last search
   TimeNs chosen_ns_ = 0;                // ... when it was chosen (for the log)
+  std::string reference_label_;         // the plan the reference is of
   std::string streak_label_;            // the plan that won the last searches
   int streak_ = 0;
   std::int64_t last_search_ = -1;

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/controller/policy_config.hpp"
+#include "core/convergence/convergence_model.hpp"
 #include "core/device_spec.hpp"
 #include "core/faults/fault_config.hpp"
 #include "core/model_spec.hpp"
@@ -66,6 +67,9 @@ struct Scenario {
   PolicyConfig policy;                // every module off unless the `policy:` section turns it on
   std::optional<FaultConfig> faults;  // the `faults:` section, when present
   TrafficWeights traffic;             // the `traffic:` section: every class at 1 unless set
+  /// The `convergence:` section: a convergence model the simulator runs
+  /// (the batch module reads only the gradient norms it reports).
+  std::optional<ConvergenceSpec> convergence;
 };
 
 /// How strictly to read the `plan:` section.
