@@ -84,8 +84,9 @@ struct WorkerStats {
   TimeNs last_pass_end_ns = 0;
   TimeNs dp_exposed_ns = 0;  // waiting for gradient sync after the last pass
   TimeNs optimizer_ns = 0;
-  TimeNs param_gather_ns = 0;  // distributed optimizer's parameter all-gather, hidden
-                               // under the next iteration's forward (overlap_param_gather)
+  TimeNs param_gather_ns = 0;  // distributed optimizer's parameter all-gather, under the
+                               // next iteration's first forward (overlap_param_gather);
+                               // what that forward does not hide is in dp_exposed_ns
   TimeNs finish_ns = 0;
   double static_bytes = 0;  // weights + gradients + optimizer state per GPU
   double peak_activation_bytes = 0;

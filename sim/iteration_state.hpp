@@ -69,6 +69,7 @@ struct Worker {
   TimeNs tp_forward_ns_per_layer = 0, tp_backward_ns_per_layer = 0;
   TimeNs cp_forward_ns_per_layer = 0, cp_backward_ns_per_layer = 0;
   double params_on_gpu = 0;
+  int layers_on_stage = 0;   // over all its chunks
   TimeNs sync_done_ns = -1;  // when its data-parallel group finished the gradient sync
   WorkerStats stats;
 };

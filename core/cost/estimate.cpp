@@ -1,5 +1,7 @@
 #include "core/cost/estimate.hpp"
 
+#include "core/cost/overlap.hpp"
+
 #include <algorithm>
 
 #include "core/cost/fsdp.hpp"
@@ -16,12 +18,6 @@ double ns(TimeNs t) {
 TimeNs calls_ns(const CollectiveCall& c, int ranks, int per_node, const ClusterView& cluster) {
   if (c.count <= 0) return 0;
   return c.count * collective_ns(c.kind, c.bytes, ranks, per_node, cluster);
-}
-
-// What of `comm` is not hidden behind `window`; the last `tail` (a bucket
-// or layer that only starts once all compute is done) is always exposed.
-TimeNs exposed_ns(TimeNs comm, TimeNs window, TimeNs tail) {
-  return std::max(std::min(comm, tail), comm - window);
 }
 
 }  // namespace
@@ -151,7 +147,8 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
       const TimeNs deferred = deferred_sync_ns(steps, cluster);
       const TimeNs now = dp_comm - deferred;
       dp_exposed =
-          (options.overlap_grad_reduce ? exposed_ns(now, last_bwd, now / tail_layers) : now) +
+          (options.overlap_grad_reduce ? overlap_exposed_ns(now, last_bwd, now / tail_layers)
+                                       : now) +
           std::max<TimeNs>(0, deferred - m * (fwd + bwd + rec));
       if (plan.compression.enabled() && dp > 1) {
         // The compressor runs on the GPU between backward and the sync: exposed.
@@ -168,8 +165,8 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
       const TimeNs ag = collective_ns(CollectiveKind::AllGather, weight_bytes, dp, dpn, cluster);
       dp_comm = rs + ag;
       dp_exposed =
-          (options.overlap_grad_reduce ? exposed_ns(rs, last_bwd, rs / tail_layers) : rs) +
-          (options.overlap_param_gather ? exposed_ns(ag, first_fwd, ag / tail_layers) : ag);
+          (options.overlap_grad_reduce ? overlap_exposed_ns(rs, last_bwd, rs / tail_layers) : rs) +
+          (options.overlap_param_gather ? param_gather_exposed_ns(ag, first_fwd, layers) : ag);
       break;
     }
     case OptimizerSharding::Fsdp: {

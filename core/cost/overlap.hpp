@@ -1,0 +1,27 @@
+// How much of a communication overlapped with compute stays exposed: the
+// one formula the cost model (estimate.cpp) and the simulator
+// (sim/iteration.cpp) share for overlaps they do not schedule op by op.
+#pragma once
+
+#include <algorithm>
+
+#include "core/units.hpp"
+
+namespace parashift::core {
+
+/// What of `comm` is not hidden behind `window`; the last `tail` (a bucket
+/// or layer that only starts once all compute is done) is always exposed.
+inline TimeNs overlap_exposed_ns(TimeNs comm, TimeNs window, TimeNs tail) {
+  return std::max(std::min(comm, tail), comm - window);
+}
+
+/// The distributed optimizer's parameter all-gather under the next
+/// iteration's first forward (Megatron --overlap-param-gather): each layer's
+/// gather must land before that layer's first use, so it hides behind one
+/// micro-batch's forward over the stage, `first_forward_ns`, and the first
+/// layer's share is always exposed.
+inline TimeNs param_gather_exposed_ns(TimeNs gather_ns, TimeNs first_forward_ns, TimeNs layers) {
+  return overlap_exposed_ns(gather_ns, first_forward_ns, gather_ns / std::max<TimeNs>(1, layers));
+}
+
+}  // namespace parashift::core
