@@ -1,6 +1,6 @@
 // The controller's own time per iteration (observe: state estimate, straggler
-// detection, balancing; and with every module: calibration and the sync
-// module's pricing of its ten candidates, each iteration) at 16,384 GPUs:
+// detection, balancing; and with every module: calibration, the sync
+// module's pricing of its ten candidates each iteration, replan and batch) at 16,384 GPUs:
 // TP8 PP16 DP128, 128 layers, 16 micro-batches per replica. Goal: under 1 ms.
 //   build-ctl/tools/bench/bench_controller --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
@@ -44,6 +44,10 @@ std::vector<StepReport> reports(const ParallelPlan& plan, int slow, double facto
   for (std::size_t i = 0; i < out.size(); ++i) {
     StepReport& r = out[i];
     r.iteration_ns = 10 * kNsPerS;
+    // Gradient norms at a noise scale of 300 sequences (|G|^2 = 1): each
+    // replica's 16 sequences and the reduced 2,048 (the batch module's input).
+    r.gradients = GradientNorms{1.0 + 300.0 / 16 * (1.0 + 0.03 * uniform()), 16,
+                                1.0 + 300.0 / 2048 * (1.0 + 0.03 * uniform()), 2048};
     const auto ranks = static_cast<std::size_t>(layout.ranks());
     r.rank_compute_ns.resize(ranks);
     r.rank_exposed_comm_ns.resize(ranks);
@@ -97,6 +101,10 @@ void run(benchmark::State& state, int slow, double factor, bool all_modules) {
     // (BM_ReplanSearch16k times one search).
     config.find("replan")->enabled = true;
     config.find("replan")->knobs["min_improvement"] = 1.0;
+    // batch reads each report's gradient norms and prices its candidate
+    // batches every 20 iterations, never acting (min_improvement 10).
+    config.find("batch")->enabled = true;
+    config.find("batch")->knobs["min_improvement"] = 10.0;
   }
   Capabilities caps;
   caps.live_repartition = true;
