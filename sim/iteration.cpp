@@ -7,7 +7,6 @@
 
 #include "core/assert.hpp"
 #include "core/cost/memory.hpp"
-#include "core/cost/overlap.hpp"
 #include "core/rank_layout.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
@@ -422,24 +421,11 @@ class IterationSim {
       gather = ring_collective_ns(paths_, fabric_, CollectiveKind::AllGather, w.params_on_gpu * 2.0,
                                   g.tp_rings[0]);
     }
-    // Megatron's --overlap-param-gather: the gather of the updated
-    // parameters runs under the next iteration's first forward, which waits
-    // for each layer's; what one micro-batch's forward over the stage does
-    // not hide extends the step, as the cost model charges it
-    // (core/cost/overlap.hpp). One simulated iteration stands for the
-    // steady state, so that part is charged here, at its end.
+    // Megatron's --overlap-param-gather (sim/iteration_state.hpp).
     w.stats.param_gather_ns = gather;
-    if (gather > 0) {
-      double first_forward = static_cast<double>(w.layers_on_stage * profile_.layer.forward_ns);
-      if (w.stage == 0) first_forward += static_cast<double>(profile_.embedding_forward_ns);
-      if (w.stage == plan_.pp - 1) first_forward += static_cast<double>(profile_.head_forward_ns);
-      const TimeNs exposed = core::param_gather_exposed_ns(
-          gather, std::llround(first_forward * w.slowdown), w.layers_on_stage);
-      w.stats.dp_exposed_ns += exposed;
-      w.stats.finish_ns = start + w.stats.optimizer_ns + exposed;
-    } else {
-      w.stats.finish_ns = start + w.stats.optimizer_ns;
-    }
+    const TimeNs exposed = param_gather_tail_ns(w, profile_, plan_.pp, gather);
+    w.stats.dp_exposed_ns += exposed;
+    w.stats.finish_ns = start + w.stats.optimizer_ns + exposed;
     if (tenants_ && ++optimizers_started_ == workers_.size()) tenants_->stop();
   }
 

@@ -2,6 +2,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "core/cost/overlap.hpp"
 #include "sim/collective.hpp"
 #include "sim/iteration_state.hpp"
 
@@ -40,6 +41,16 @@ FsdpPass fsdp_pass(const core::FsdpComm& c, bool forward, int layers, TimeNs lay
             core::fsdp_forward_comm_ns(c, layers)};
   return {core::fsdp_backward_exposed_ns(c, layers, layer_ns),
           core::fsdp_backward_comm_ns(c, layers)};
+}
+
+TimeNs param_gather_tail_ns(const Worker& w, const core::WorkProfile& profile, int pp,
+                            TimeNs gather_ns) {
+  if (gather_ns <= 0) return 0;
+  double first_forward = static_cast<double>(w.layers_on_stage * profile.layer.forward_ns);
+  if (w.stage == 0) first_forward += static_cast<double>(profile.embedding_forward_ns);
+  if (w.stage == pp - 1) first_forward += static_cast<double>(profile.head_forward_ns);
+  return core::param_gather_exposed_ns(gather_ns, std::llround(first_forward * w.slowdown),
+                                       w.layers_on_stage);
 }
 
 core::FsdpComm fsdp_group_comm(const PathModel& paths, const core::NcclFabric& fabric,

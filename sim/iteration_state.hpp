@@ -74,6 +74,15 @@ struct Worker {
   WorkerStats stats;
 };
 
+/// The distributed optimizer's parameter all-gather (`gather_ns`) runs
+/// under the next iteration's first forward, which waits for each layer's
+/// (Megatron --overlap-param-gather): what one micro-batch's forward over
+/// the worker's stage does not hide extends the step, as the cost model
+/// charges it (core/cost/overlap.hpp). One simulated iteration stands for
+/// the steady state, so the part is charged at its end.
+TimeNs param_gather_tail_ns(const Worker& w, const core::WorkProfile& profile, int pp,
+                            TimeNs gather_ns);
+
 struct Bucket {
   TimeNs ready_ns = 0;
   double bytes = 0;  // per GPU
