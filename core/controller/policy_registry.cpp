@@ -130,6 +130,8 @@ void register_builtin_modules(PolicyRegistry& registry) {
         {"min_improvement", KnobKind::Number, 0.05, 0, 1, "least share of the iteration saved"},
         {"min_gain_s", KnobKind::Number, 0, 0, kInf,
          "least gain over the remaining run, net of the switch cost"},
+        {"gain_ratio", KnobKind::Number, 2, 1, 1000,
+         "least gain over the remaining run, as a multiple of the switch cost"},
         {"warmup", KnobKind::Int, 3, 1, 1000, "iterations observed since a change before a search"},
         {"every", KnobKind::Int, 5, 1, 1000000, "iterations between confirming searches"},
         {"patience", KnobKind::Int, 2, 1, 1000, "searches in a row the same plan must win"},
@@ -141,6 +143,7 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.sigmas = c.knob("sigmas");
          o.min_improvement = c.knob("min_improvement");
          o.min_gain_s = c.knob("min_gain_s");
+         o.gain_ratio = c.knob("gain_ratio");
          o.warmup = static_cast<int>(c.knob("warmup"));
          o.every = static_cast<int>(c.knob("every"));
          o.patience = static_cast<int>(c.knob("patience"));

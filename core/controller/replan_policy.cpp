@@ -102,8 +102,10 @@ void ReplanPolicy::run(PolicyContext& context) {
     return reject("saving within " + std::to_string(static_cast<int>(options_.sigmas)) +
                       " standard deviations of the calibration (" + seconds_text(sd_s) + ")",
                   gain_s, cost_s);
-  if (gain_s - cost_s < options_.min_gain_s || gain_s <= cost_s)
-    return reject("gain over the remaining run does not pay the switch", gain_s, cost_s);
+  if (gain_s - cost_s < options_.min_gain_s || gain_s < options_.gain_ratio * cost_s)
+    return reject("gain over the remaining run does not pay the switch " +
+                      std::to_string(static_cast<int>(options_.gain_ratio)) + " times",
+                  gain_s, cost_s);
   streak_ = streak_label_ == best.label ? streak_ + 1 : 1;
   streak_label_ = best.label;
   if (streak_ < options_.patience) return;

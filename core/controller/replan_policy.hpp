@@ -18,10 +18,13 @@
 //     iteration, and at least `sigmas` standard deviations of that saving
 //     under the calibration's posterior (a saving that rests on factors
 //     the measurements have not pinned down is no saving);
-//   - its gain over the remaining run, less the switch cost
-//     (core/cost/replan_cost.hpp: the re-sharded state over the calibrated
-//     inter-node rate and `rebuild_s` for the communicators), is at least
-//     `min_gain_s`;
+//   - its gain over the remaining run is at least `gain_ratio` times the
+//     switch cost (core/cost/replan_cost.hpp: the re-sharded state over the
+//     calibrated inter-node rate and `rebuild_s` for the communicators), and
+//     exceeds it by `min_gain_s`: the prediction of a plan not yet run can
+//     be off beyond what the calibration's spread says (its groups'
+//     communication was never measured), so a switch must pay for itself
+//     with margin;
 //   - it has won `patience` searches in a row, `every` iterations apart
 //     (hysteresis: a transient dip does not move the job).
 // After a switch the new plan's prediction is the reference, so the module
@@ -44,6 +47,7 @@ struct ReplanPolicyOptions {
   double sigmas = 2;              // standard deviations the saving must exceed
   double min_improvement = 0.05;  // share of the iteration the new plan must save
   double min_gain_s = 0;          // least gain over the remaining run, net of the switch cost
+  double gain_ratio = 2;          // gain over the remaining run / switch cost, at least
   int warmup = 3;                 // iterations observed since the last change before a search
   int every = 5;                  // iterations between the searches that confirm a change
   int patience = 2;               // searches in a row the same plan must win
