@@ -402,6 +402,8 @@ void CostCalibration::observe(const StepReport& report, const JobModel& job) {
   }
   for (std::size_t i = 0; i < measured.size(); ++i)
     add_row(measured[i].first, measured[i].second, i);
+  PARASHIFT_ASSERT(theta_.allFinite() && p_.allFinite(), "calibration diverged at iteration ",
+                   report.iteration);
   for (int k = 0; k < kCostFactors; ++k) sample.factor[static_cast<std::size_t>(k)] = theta_(k);
   history_.push_back(sample);
 }
