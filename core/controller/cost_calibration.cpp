@@ -390,8 +390,9 @@ void CostCalibration::observe(const StepReport& report, const JobModel& job) {
   // alike) it relaxes to the prior instead of wandering with the noise,
   // and its covariance never exceeds the prior's.
   const Matrix prior_info = Matrix::Identity() / prior_var_;
-  const Matrix info = lambda_ * p_.inverse() + (1 - lambda_) * prior_info;
-  const Row info_theta = lambda_ * p_.inverse() * theta_ + (1 - lambda_) * prior_info * Row::Ones();
+  const Matrix learnt = lambda_ * p_.inverse();
+  const Matrix info = learnt + (1 - lambda_) * prior_info;
+  const Row info_theta = learnt * theta_ + (1 - lambda_) * prior_info * Row::Ones();
   p_ = info.inverse();
   p_ = 0.5 * (p_ + p_.transpose());
   theta_ = p_ * info_theta;
