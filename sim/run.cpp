@@ -53,8 +53,8 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
                       : runner.iterations() < planned)) {
     last_start_ns = runner.total_ns();
     const std::int64_t done = runner.iterations();
-    const double step_tokens =
-        static_cast<double>(runner.plan().global_batch) * scenario.training.seq_len;
+    const int step_batch = runner.plan().global_batch;  // a re-plan may change it
+    const double step_tokens = static_cast<double>(step_batch) * scenario.training.seq_len;
     if (first) {
       alive = runner.record(std::move(*first));
       first.reset();
@@ -62,8 +62,10 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
       alive = runner.step();
       backend.set_trace(nullptr);
     }
-    if (runner.iterations() > done) run.tokens += step_tokens;  // a batch a re-plan may change
-    run.batch_changed |= runner.plan().global_batch != scenario.plan.global_batch;
+    if (runner.iterations() > done) {
+      run.tokens += step_tokens;
+      run.batch_changed |= step_batch != scenario.plan.global_batch;
+    }
     if (progress) progress(runner.iterations(), planned);
   }
   run.iterations = static_cast<int>(runner.iterations());
