@@ -70,6 +70,10 @@ struct StepReport {
   std::vector<LinkTelemetry> links;
   std::vector<FailureSeen> failures;       // non-empty: the iteration did not complete
   std::optional<GradientNorms> gradients;  // when the backend measures them
+  /// The backend's first iteration since it started or restored: its time
+  /// includes allocation, first touches and connection set-up (the warm-up
+  /// nccl-tests and Megatron's timers leave out), so it measures no rate.
+  bool warmup = false;
 };
 
 class Backend {

@@ -31,7 +31,7 @@ std::vector<BatchChoice> rank_batches(const JobModel& job, int min_batch, int ma
       continue;
     const TimeNs t = calibration != nullptr
                          ? calibration->predict_ns(p)
-                         : estimate_iteration(c.model, c.device, c.cluster, p, c.seq_len).total_ns;
+                         : c.estimate(p).total_ns;
     const double s = ns_to_s(t);
     out.push_back({p.global_batch, s, goodput(p.global_batch, noise_scale, s)});
   }

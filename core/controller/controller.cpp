@@ -97,7 +97,7 @@ void Controller::applied(const Directive& directive) {
     if (job_.cost) {
       const CostInputs& c = *job_.cost;
       JobModel next = make_job_model(c.model, c.device, p->plan,
-                                     work_profile(c.model, c.device, p->plan, c.seq_len), c.seq_len,
+                                     c.work(c.device, p->plan), c.seq_len,
                                      job_.total_iterations, job_.gpus_per_node);
       next.cost = job_.cost;
       job_ = std::move(next);

@@ -50,9 +50,12 @@ double fixed_compute_ns(const WorkProfile& p, bool first, bool last) {
   return t;
 }
 
+// The lower median, in linear time.
 double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[(v.size() - 1) / 2];
+  if (v.empty()) return 0.0;
+  const auto at = v.begin() + static_cast<std::ptrdiff_t>((v.size() - 1) / 2);
+  std::nth_element(v.begin(), at, v.end());
+  return *at;
 }
 
 // "tp[stage 3, replica 0]" / "dp[stage 2]" / "dp[stage 2, cp 1]": the stage, or -1.
@@ -119,7 +122,44 @@ ClusterView CostCalibration::cluster_at(const Row& theta) const {
 }
 
 TimeNs CostCalibration::predict_ns(const ParallelPlan& plan) const {
-  return estimate_iteration(preset_.model, device(), cluster(), plan, preset_.seq_len).total_ns;
+  return preset_.estimate(plan, device(), cluster()).total_ns;
+}
+
+TimeNs CostCalibration::predict_observed_ns(const ParallelPlan& plan) const {
+  const IterationEstimate e = preset_.estimate(plan, device(), cluster());
+  // Every pass of the critical path runs at the slowest rank's pace.
+  const double compute =
+      static_cast<double>(e.forward_ns + e.backward_ns + e.recompute_ns + e.bubble_ns);
+  return e.total_ns + static_cast<TimeNs>((stretch_ - 1.0) * compute);
+}
+
+void CostCalibration::update_rank_speed(const std::string& plan_label) {
+  if (rank_speed_plan_ != plan_label || rank_speed_.size() != rank_ratio_.size()) {
+    rank_speed_.assign(rank_ratio_.size(), 0.0);
+    rank_speed_plan_ = plan_label;
+  }
+  std::vector<double> speeds;
+  for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
+    const double x = rank_ratio_[r].relative;
+    if (!(x > 0)) continue;
+    double& s = rank_speed_[r];
+    s = s > 0 ? lambda_ * s + (1 - lambda_) * x : x;
+    speeds.push_back(s);
+  }
+  stretch_ = 1.0;
+  if (speeds.empty()) return;
+  // The spread jitter alone leaves: 1.4826 x the median absolute deviation.
+  const double mid = median(speeds);
+  for (double& s : speeds) s = std::abs(s - mid);
+  const double floor = 3.0 * 1.4826 * median(std::move(speeds));
+  double busiest = 0, critical = 0;
+  for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
+    const RankRatio& x = rank_ratio_[r];
+    if (!(x.relative > 0)) continue;
+    busiest = std::max(busiest, x.stage_ns);
+    critical = std::max(critical, x.stage_ns * (1.0 + std::max(0.0, rank_speed_[r] - 1.0 - floor)));
+  }
+  if (busiest > 0) stretch_ = std::max(1.0, critical / busiest);
 }
 
 CostCalibration::Row CostCalibration::sensitivity(const ParallelPlan& plan) const {
@@ -127,9 +167,8 @@ CostCalibration::Row CostCalibration::sensitivity(const ParallelPlan& plan) cons
   // for a 5% step of one factor, over the step.
   constexpr double kStep = 0.05;
   const auto at = [&](const Row& theta) {
-    return static_cast<double>(estimate_iteration(preset_.model, device_at(theta),
-                                                  cluster_at(theta), plan, preset_.seq_len)
-                                   .total_ns);
+    return static_cast<double>(
+        preset_.estimate(plan, device_at(theta), cluster_at(theta)).total_ns);
   };
   const double base = at(theta_);
   Row g;
@@ -151,8 +190,7 @@ const CostCalibration::Profiles& CostCalibration::profiles(const ParallelPlan& p
   if (label == profiles_.plan_label) return profiles_;
   // The preset, and the preset with one compute efficiency doubled: each
   // class's share of a stage's time is twice what doubling it saves.
-  const ModelSpec& model = preset_.model;
-  profiles_.base = work_profile(model, preset_.device, plan, preset_.seq_len);
+  profiles_.base = preset_.work(preset_.device, plan);
   for (int k : {kGemm, kAttention, kMemory}) {
     DeviceSpec d = preset_.device;
     if (k == kGemm) {
@@ -161,7 +199,7 @@ const CostCalibration::Profiles& CostCalibration::profiles(const ParallelPlan& p
     }
     if (k == kAttention) d.efficiency.attention *= 2;
     if (k == kMemory) d.efficiency.memory *= 2;
-    profiles_.doubled[static_cast<std::size_t>(k)] = work_profile(model, d, plan, preset_.seq_len);
+    profiles_.doubled[static_cast<std::size_t>(k)] = preset_.work(d, plan);
   }
   profiles_.plan_label = std::move(label);
   return profiles_;
@@ -185,6 +223,7 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     stage_mb_ns[static_cast<std::size_t>(s)] = job.stage_layers(s) * layer_compute_ns(base) +
                                                fixed_compute_ns(base, s == 0, s == plan.pp - 1);
   const int measured = std::min(layout.ranks(), static_cast<int>(report.rank_compute_ns.size()));
+  rank_ratio_.assign(static_cast<std::size_t>(measured), RankRatio{});
   // Megatron's order (core/rank_layout.hpp): tp fastest, then cp, dp, pp.
   const int per_replica = plan.tp * plan.cp;
   const int per_stage = per_replica * plan.dp;
@@ -213,6 +252,11 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     const int m = job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(r).dp)];
     Expected e;
     const double total = stage_ns(base, m);
+    for (const auto& [ratio, rank] : ratio_rank)
+      rank_ratio_[static_cast<std::size_t>(rank)] = {
+          ratio / median_at->first,
+          stage_ns(base,
+                   job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(rank).dp)])};
     for (int k : {kGemm, kAttention, kMemory})
       e.by_class(k) = 2.0 * (total - stage_ns(doubled[static_cast<std::size_t>(k)], m));
     e.fixed_ns = std::max(0.0, total - e.by_class.sum());
@@ -381,7 +425,12 @@ void CostCalibration::observe(const StepReport& report, const JobModel& job) {
   CalibrationSample sample;
   sample.iteration = report.iteration;
   sample.observed_ns = report.iteration_ns;
-  sample.predicted_ns = predict_ns(job.plan);
+  sample.predicted_ns = predict_observed_ns(job.plan);
+  if (report.warmup) {  // a warm-up measures no rate: predicted and recorded, not learnt
+    for (int k = 0; k < kCostFactors; ++k) sample.factor[static_cast<std::size_t>(k)] = theta_(k);
+    history_.push_back(sample);
+    return;
+  }
   // Stabilised forgetting (Kulhavý and Zarrop, "On a general concept of
   // forgetting", Int. J. Control 1993): what was learnt weighs lambda less
   // each iteration and the prior's information (1 - lambda) more, so the
@@ -403,6 +452,7 @@ void CostCalibration::observe(const StepReport& report, const JobModel& job) {
   }
   for (std::size_t i = 0; i < measured.size(); ++i)
     add_row(measured[i].first, measured[i].second, i);
+  update_rank_speed(profiles_.plan_label);
   PARASHIFT_ASSERT(theta_.allFinite() && p_.allFinite(), "calibration diverged at iteration ",
                    report.iteration);
   for (int k = 0; k < kCostFactors; ++k) sample.factor[static_cast<std::size_t>(k)] = theta_(k);

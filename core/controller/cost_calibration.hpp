@@ -80,6 +80,18 @@ class CostCalibration {
   ClusterView cluster() const;
   /// The cost model's iteration time for `plan` on the calibrated device and cluster.
   TimeNs predict_ns(const ParallelPlan& plan) const;
+  /// The running plan's next iteration as it will be measured: predict_ns
+  /// with the critical path's compute stretched by the slowest rank's
+  /// speed (rank_stretch()). predict_ns stays the model of the plan on
+  /// healthy ranks: modules comparing plans read it, since a slow rank is
+  /// the straggler and balance modules' business and goes with any plan.
+  TimeNs predict_observed_ns(const ParallelPlan& plan) const;
+  /// How much the slowest rank stretches the critical stage's compute:
+  /// max over ranks of its smoothed time relative to its stage's median,
+  /// beyond 3 robust standard deviations of that spread (jitter alone is
+  /// not a slow rank), times its stage's work, over the busiest stage's
+  /// work. 1: no rank is slow, or nothing measured yet.
+  double rank_stretch() const { return stretch_; }
   /// The standard deviation of predict_ns(a) - predict_ns(b) under the
   /// factors' posterior covariance (each plan's time linearised in the
   /// factors): how far the calibration can be trusted to rank the two.
@@ -110,6 +122,19 @@ class CostCalibration {
   Row sensitivity(const ParallelPlan& plan) const;
   std::vector<std::pair<Expected, double>> rows(const StepReport& report,
                                                 const JobModel& job) const;
+  /// Each rank's compute relative to its stage's median rank (rows() fills
+  /// it; 0 for a rank not measured) and its stage's expected compute.
+  struct RankRatio {
+    double relative = 0;
+    double stage_ns = 0;
+  };
+  mutable std::vector<RankRatio> rank_ratio_;
+  /// Per-rank speed: each rank's relative time smoothed by the forgetting,
+  /// for the running plan (reset when the plan changes).
+  void update_rank_speed(const std::string& plan_label);
+  std::vector<double> rank_speed_;
+  std::string rank_speed_plan_;
+  double stretch_ = 1.0;
   /// The preset's work profile of `plan` and the three with one compute
   /// efficiency doubled, kept while the plan stays (rows() runs per report).
   struct Profiles {

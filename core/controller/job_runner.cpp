@@ -27,15 +27,22 @@ std::vector<std::string> enabled_modules(const PolicyConfig& policy) {
 }
 
 void JobRunner::set_policy(const Scenario& scenario, std::int64_t total_iterations) {
+  set_policy(scenario, total_iterations,
+             CostInputs{scenario.model,
+                        scenario.device,
+                        cluster_view_of(scenario.topology, scenario.device),
+                        scenario.training.seq_len,
+                        CostOptions{},
+                        {}});
+}
+
+void JobRunner::set_policy(const Scenario& scenario, std::int64_t total_iterations,
+                           CostInputs cost) {
   if (enabled_modules(scenario.policy).empty()) return;
-  const auto profile =
-      work_profile(scenario.model, scenario.device, plan_, scenario.training.seq_len);
   JobModel job =
-      make_job_model(scenario.model, scenario.device, plan_, profile, scenario.training.seq_len,
+      make_job_model(cost.model, cost.device, plan_, cost.work(cost.device, plan_), cost.seq_len,
                      total_iterations, std::max(1, scenario.topology.gpus_per_host()));
-  job.cost = std::make_shared<const CostInputs>(
-      CostInputs{scenario.model, scenario.device,
-                 cluster_view_of(scenario.topology, scenario.device), scenario.training.seq_len});
+  job.cost = std::make_shared<const CostInputs>(std::move(cost));
   set_controller(Controller(std::move(job), scenario.policy, backend_.capabilities()));
 }
 

@@ -24,6 +24,7 @@
 
 #include "core/backend.hpp"
 #include "core/controller/controller.hpp"
+#include "core/cost/cost_inputs.hpp"
 
 namespace parashift::core {
 
@@ -64,6 +65,9 @@ class JobRunner {
   /// the runner's plan, for a run of `total_iterations` (the horizon of
   /// every gain "over the remaining run").
   void set_policy(const Scenario& scenario, std::int64_t total_iterations);
+  /// The same with the policy's cost model given: a backend whose kernels
+  /// are not the presets' (the CPU executor from its calibration profile).
+  void set_policy(const Scenario& scenario, std::int64_t total_iterations, CostInputs cost);
   /// The scenario's faults section: checks its targets against the job
   /// (check_fault_targets with Capabilities::ranks and the cluster's GPUs)
   /// and schedules faults.snapshot.every.

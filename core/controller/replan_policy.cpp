@@ -88,7 +88,9 @@ void ReplanPolicy::run(PolicyContext& context) {
     streak_label_.clear();
     return;
   }
-  CostInputs calibrated{in.model, in.device, in.cluster, in.seq_len};
+  CostInputs calibrated = *job.cost;
+  calibrated.device = in.device;
+  calibrated.cluster = in.cluster;
   const ReplanCost cost =
       predicted_replan_cost(calibrated, job.plan, best.plan, seconds_to_ns(options_.rebuild_s));
   const double remaining =

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <cmath>
 #include <csignal>
@@ -280,6 +281,7 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   last_loss_ = loss;
   counters.wall_ns = now_ns() - start;
   core::StepReport report = make_report(counters);
+  report.warmup = !std::exchange(warm_, true);
   ++iteration_;
   return report;
 }

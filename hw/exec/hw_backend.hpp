@@ -223,6 +223,7 @@ class HwBackend : public core::Backend {
   void stretch(core::TimeNs segment_ns) const;
 
   std::int64_t iteration_ = 0;
+  bool warm_ = false;  // a step has run since construction or the last restore
   double slowdown_ = 1.0;
   double last_loss_ = 0;
   RestoreStats last_restore_;

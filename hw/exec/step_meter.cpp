@@ -75,15 +75,21 @@ core::StepReport HwBackend::make_report(const Counters& c) const {
     r.rank_exposed_comm_ns.push_back(static_cast<core::TimeNs>(x.tp_ns + x.pp_ns + x.dp_ns));
     r.rank_peak_memory_bytes.push_back(x.peak_bytes);
   }
-  // One entry per group: the slowest member's busy time; bytes per member
-  // for collectives (nccl-tests' per-rank buffer), summed for send/recv.
+  // One entry per group, what it spent communicating, as the simulator
+  // reports a group's busy time. A collective's members each wait inside
+  // the call for the last to arrive, so the least member's time is the
+  // collective's own (the last arrival waits for nobody); a pipeline's sends
+  // block on the peer's compute too, so its slowest member's time stands.
+  // Bytes per member for collectives (nccl-tests' per-rank buffer), summed
+  // for send/recv.
   auto add_group = [&](const std::string& name, const char* kind, double RankMeasure::*time,
-                       double RankMeasure::*bytes, bool sum_bytes, auto member_of, int members) {
+                       double RankMeasure::*bytes, bool send_recv, auto member_of, int members) {
     core::GroupComm g{name, kind, 0, 0};
     for (int k = 0; k < members; ++k) {
       const RankMeasure& x = m[static_cast<std::size_t>(member_of(k))];
-      g.busy_ns = std::max(g.busy_ns, static_cast<core::TimeNs>(x.*time));
-      g.bytes = sum_bytes ? g.bytes + x.*bytes : m[static_cast<std::size_t>(member_of(0))].*bytes;
+      const auto t = static_cast<core::TimeNs>(x.*time);
+      g.busy_ns = k == 0 ? t : send_recv ? std::max(g.busy_ns, t) : std::min(g.busy_ns, t);
+      g.bytes = send_recv ? g.bytes + x.*bytes : m[static_cast<std::size_t>(member_of(0))].*bytes;
     }
     r.comm.push_back(g);
   };

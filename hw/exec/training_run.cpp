@@ -34,7 +34,11 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   backend.set_compute_slowdown(slowdown);
   core::JobRunner runner(backend, scenario.plan);
   runner.set_faults(scenario);
-  runner.set_policy(scenario, config.iterations);
+  if (config.policy_cost) {
+    runner.set_policy(scenario, config.iterations, *config.policy_cost);
+  } else {
+    runner.set_policy(scenario, config.iterations);
+  }
   TrainingRunResult result;
   if (config.restore) {
     if (const auto version = backend.newest_restorable_snapshot()) {
@@ -57,6 +61,8 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   result.stragglers = runner.stragglers();
   result.notes = runner.notes();
   result.failures = runner.failures();
+  if (const core::Controller* c = runner.controller(); c != nullptr && c->calibration() != nullptr)
+    result.calibration = c->calibration()->summary();
   for (const auto& t : result.directives)
     if (const auto* s = std::get_if<core::SnapshotDirective>(&t.directive.action))
       result.snapshots.push_back(s->version);

@@ -31,6 +31,9 @@ struct TrainingRunConfig {
   bool restore = false;         // start from the newest restorable snapshot, if any
   bool keep_snapshots = false;  // leave the job's shards in shared memory at the end
   std::vector<ScheduledRepartition> repartitions;
+  /// The policy's cost model when it is not the scenario's GPU preset (the
+  /// CPU executor's, from a calibration profile: executor_cost_inputs).
+  std::optional<core::CostInputs> policy_cost;
 };
 
 struct IterationRecord {
@@ -46,8 +49,9 @@ struct TrainingRunResult {
   std::vector<int> final_layers_per_stage;
   std::vector<core::TakenDirective> directives;  // scheduled and decided, in order
   std::vector<core::DetectedStraggler> stragglers;
-  std::vector<core::PolicyNote> notes;  // rules' knob changes, plugins' notes
-  std::vector<core::FailureSeen> failures;  // the run ended at the first
+  std::vector<core::PolicyNote> notes;                  // rules' knob changes, plugins' notes
+  std::vector<core::FailureSeen> failures;              // the run ended at the first
+  std::optional<core::CalibrationSummary> calibration;  // when `calibrate` ran
 };
 
 /// This rank's compute slowdown from the scenario's slow events (gpu = rank).

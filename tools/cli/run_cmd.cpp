@@ -21,10 +21,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/controller/calibration_report.hpp"
 #include "core/controller/job_runner.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
+#include "hw/calib/executor_cost.hpp"
 #include "hw/calib/predict.hpp"
 #include "hw/comm/watchdog.hpp"
 #include "hw/exec/training_run.hpp"
@@ -198,6 +200,15 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   config.options.compute_clock =
       opts.clock == "counted" ? hw::ComputeClock::Counted : hw::ComputeClock::Wall;
   config.restore = opts.restore;
+  if (!opts.profile_path.empty()) {
+    const hw::CalibrationProfile profile = hw::load_calibration(opts.profile_path);
+    try {
+      config.policy_cost =
+          hw::executor_cost_inputs(scenario, profile, config.options.optimizer.kind);
+    } catch (const core::InputError& e) {
+      throw core::InputError("--profile " + opts.profile_path + ": " + e.what());
+    }
+  }
   config.keep_snapshots = opts.keep_snapshots;
   // Checked against the plan before any rank starts: one entry per virtual
   // stage (pp x virtual_stages), at least one layer each, all the layers.
@@ -309,6 +320,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   const PolicyReport policy{core::enabled_modules(scenario.policy), result.directives,
                             result.stragglers, result.failures, result.notes};
   print_policy(ctx.out, policy);
+  if (result.calibration) core::print_calibration(ctx.out, *result.calibration);
   const auto n = static_cast<core::TimeNs>(std::max<std::size_t>(1, result.iterations.size()));
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
           << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s) ("
@@ -326,6 +338,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
                        {"iterations", steps}};
     out.update(policy_json(policy));
     if (!device_summary.is_null()) out["device"] = device_summary;
+    if (result.calibration) out["calibration"] = core::calibration_json(*result.calibration);
     if (result.restored)
       out["restored"] = {{"version", result.restored->version},
                          {"shards_fetched", result.restored->shards_fetched},
@@ -364,8 +377,17 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
   if (opts.backend == "sim" && !opts.profile_path.empty())
     return run_sim_calibrated(opts, scenario, ctx);
   if (opts.backend == "sim") return run_sim(opts, scenario, iterations, ctx);
-  if (!opts.profile_path.empty())
-    throw core::InputError("--profile: only with --backend sim (it predicts the hw executor)");
+  if (!opts.profile_path.empty() && opts.backend != "hw")
+    throw core::InputError(
+        "--profile: only with --backend sim (it predicts the hw executor) or hw "
+        "(the policy's cost model of the CPU ranks)");
+  const auto modules = core::enabled_modules(scenario.policy);
+  if (opts.backend == "hw" && opts.profile_path.empty() &&
+      std::find(modules.begin(), modules.end(), "calibrate") != modules.end())
+    throw core::InputError(
+        "policy.calibrate with --backend hw: expected --profile CALIB.json (parashift calibrate "
+        "--backend hw --scenario ...); the scenario's device is a GPU preset, not these CPU "
+        "ranks");
 #ifdef PARASHIFT_HAVE_MPI
   run_hw(opts, scenario, iterations, ctx);
 #else
@@ -404,7 +426,8 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->type_name("FILE");
   cmd->add_option("--profile", opts->profile_path,
                   "sim: predict the hw executor's iteration from a calibration profile "
-                  "(parashift calibrate --scenario ... --out FILE)")
+                  "(parashift calibrate --scenario ... --out FILE); hw: the policy's cost "
+                  "model of the CPU ranks (what policy.calibrate starts from)")
       ->type_name("CALIB.json")
       // The check without its ":FILE" suffix on the metavar.
       ->check(CLI::Validator(CLI::ExistingFile).description(""));

@@ -92,8 +92,10 @@ Row evaluate(const Setup& s) {
   core::JobModel job;
   job.plan = sc.plan;
   auto inputs = std::make_shared<core::CostInputs>();
-  *inputs = {sc.model, sc.device, core::cluster_view_of(sc.topology, sc.device),
-             sc.training.seq_len};
+  inputs->model = sc.model;
+  inputs->device = sc.device;
+  inputs->cluster = core::cluster_view_of(sc.topology, sc.device);
+  inputs->seq_len = sc.training.seq_len;
   job.cost = inputs;
   const auto ranked = core::rank_sync_choices(job, core::SyncPolicyOptions{}, nullptr);
   // The module's pick from the flat uncompressed plan (its knobs' defaults).
