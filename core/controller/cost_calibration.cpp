@@ -138,10 +138,22 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
     rank_speed_.assign(rank_ratio_.size(), 0.0);
     rank_speed_plan_ = plan_label;
   }
+  // What the fitted factors make of each stage's preset time.
+  std::vector<double> fitted(stage_model_.size(), 0.0);
+  for (std::size_t st = 0; st < stage_model_.size(); ++st) {
+    const Expected& e = stage_model_[st];
+    const double preset = e.by_class.sum() + e.fixed_ns;
+    if (preset > 0)
+      fitted[st] = (e.by_class.dot(theta_.unaryExpr([](double f) { return clamped(f); })) +
+                    e.fixed_ns) /
+                   preset;
+  }
   std::vector<double> speeds;
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
-    const double x = rank_ratio_[r].relative;
-    if (!(x > 0)) continue;
+    const RankRatio& rr = rank_ratio_[r];
+    const double model = fitted[static_cast<std::size_t>(rr.stage)];
+    if (!(rr.ratio > 0) || !(model > 0)) continue;
+    const double x = rr.ratio / model;
     double& s = rank_speed_[r];
     s = s > 0 ? lambda_ * s + (1 - lambda_) * x : x;
     speeds.push_back(s);
@@ -155,7 +167,7 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
   double busiest = 0, critical = 0;
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
     const RankRatio& x = rank_ratio_[r];
-    if (!(x.relative > 0)) continue;
+    if (!(rank_speed_[r] > 0)) continue;
     busiest = std::max(busiest, x.stage_ns);
     critical = std::max(critical, x.stage_ns * (1.0 + std::max(0.0, rank_speed_[r] - 1.0 - floor)));
   }
@@ -224,6 +236,7 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                                                fixed_compute_ns(base, s == 0, s == plan.pp - 1);
   const int measured = std::min(layout.ranks(), static_cast<int>(report.rank_compute_ns.size()));
   rank_ratio_.assign(static_cast<std::size_t>(measured), RankRatio{});
+  stage_model_.assign(static_cast<std::size_t>(plan.pp), Expected{});
   // Megatron's order (core/rank_layout.hpp): tp fastest, then cp, dp, pp.
   const int per_replica = plan.tp * plan.cp;
   const int per_stage = per_replica * plan.dp;
@@ -254,12 +267,13 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     const double total = stage_ns(base, m);
     for (const auto& [ratio, rank] : ratio_rank)
       rank_ratio_[static_cast<std::size_t>(rank)] = {
-          ratio / median_at->first,
+          ratio, s,
           stage_ns(base,
                    job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(rank).dp)])};
     for (int k : {kGemm, kAttention, kMemory})
       e.by_class(k) = 2.0 * (total - stage_ns(doubled[static_cast<std::size_t>(k)], m));
     e.fixed_ns = std::max(0.0, total - e.by_class.sum());
+    stage_model_[static_cast<std::size_t>(s)] = e;
     out.push_back({e, static_cast<double>(report.rank_compute_ns[r])});
   }
   // Communication: a group's time with one link class's rate doubled.

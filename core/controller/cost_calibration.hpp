@@ -86,11 +86,12 @@ class CostCalibration {
   /// healthy ranks: modules comparing plans read it, since a slow rank is
   /// the straggler and balance modules' business and goes with any plan.
   TimeNs predict_observed_ns(const ParallelPlan& plan) const;
-  /// How much the slowest rank stretches the critical stage's compute:
-  /// max over ranks of its smoothed time relative to its stage's median,
-  /// beyond 3 robust standard deviations of that spread (jitter alone is
-  /// not a slow rank), times its stage's work, over the busiest stage's
-  /// work. 1: no rank is slow, or nothing measured yet.
+  /// How much the slowest rank stretches the critical path's compute: max
+  /// over ranks of its smoothed time over what the fitted factors predict
+  /// for it (a slow rank, or a stage the factors fit short), beyond 3
+  /// robust standard deviations of that spread over the ranks (jitter
+  /// alone is not a slow rank), times its stage's work, over the busiest
+  /// stage's work. 1: no rank is slow, or nothing measured yet.
   double rank_stretch() const { return stretch_; }
   /// The standard deviation of predict_ns(a) - predict_ns(b) under the
   /// factors' posterior covariance (each plan's time linearised in the
@@ -122,15 +123,19 @@ class CostCalibration {
   Row sensitivity(const ParallelPlan& plan) const;
   std::vector<std::pair<Expected, double>> rows(const StepReport& report,
                                                 const JobModel& job) const;
-  /// Each rank's compute relative to its stage's median rank (rows() fills
-  /// it; 0 for a rank not measured) and its stage's expected compute.
+  /// Each rank's compute over its preset time, its stage (rows() fills it;
+  /// ratio 0 for a rank not measured) and its stage's expected compute.
   struct RankRatio {
-    double relative = 0;
+    double ratio = 0;
+    int stage = 0;
     double stage_ns = 0;
   };
+  /// Each stage's compute row (by_class empty: not measured).
+  mutable std::vector<Expected> stage_model_;
   mutable std::vector<RankRatio> rank_ratio_;
-  /// Per-rank speed: each rank's relative time smoothed by the forgetting,
-  /// for the running plan (reset when the plan changes).
+  /// Per-rank speed: each rank's time over what the fitted factors predict
+  /// for its stage, smoothed by the forgetting, for the running plan (reset
+  /// when the plan changes).
   void update_rank_speed(const std::string& plan_label);
   std::vector<double> rank_speed_;
   std::string rank_speed_plan_;

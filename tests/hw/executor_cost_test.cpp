@@ -102,7 +102,9 @@ TEST_CASE("executor cost model: GEMMs 2x off in the profile are learnt, the warm
   const auto& h = cal.history();
   REQUIRE(h.size() == 10);
   CHECK(h.front().predicted_ns < truth_ns * 9 / 10);  // the preset: more than 10% short
-  CHECK(cal.rank_stretch() == 1.0);                   // both stages' ranks at their pace
+  // Each stage's rank at the pace the factors predict, but for what the
+  // prior still holds back (well under 0.5%): no stretch.
+  CHECK(cal.rank_stretch() == doctest::Approx(1.0).epsilon(0.005));
 }
 
 TEST_CASE("executor cost model: a rank 1.25x slower than its stage stretches the prediction") {
