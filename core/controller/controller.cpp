@@ -96,9 +96,8 @@ void Controller::applied(const Directive& directive) {
     // state: it is of the job, not of the plan.
     if (job_.cost) {
       const CostInputs& c = *job_.cost;
-      JobModel next = make_job_model(c.model, c.device, p->plan,
-                                     c.work(c.device, p->plan), c.seq_len,
-                                     job_.total_iterations, job_.gpus_per_node);
+      JobModel next = make_job_model(c.model, c.device, p->plan, c.work(c.device, p->plan),
+                                     c.seq_len, job_.total_iterations, job_.gpus_per_node);
       next.cost = job_.cost;
       job_ = std::move(next);
     } else {
@@ -115,6 +114,12 @@ void Controller::applied(const Directive& directive) {
       if (m.first != "replan" && m.first != "batch") rebuild.push_back(m.first);
     build_modules(&rebuild);
   }
+}
+
+const PolicyModule* Controller::module(const std::string& name) const {
+  for (const auto& m : modules_)
+    if (m.first == name) return m.second.get();
+  return nullptr;
 }
 
 StepReport Controller::step(Backend& backend) {

@@ -55,6 +55,8 @@ class Controller {
   /// The calibrated cost model (module `calibrate`); null when it is off or
   /// the job has no cost inputs.
   const CostCalibration* calibration() const { return calibration_ ? &*calibration_ : nullptr; }
+  /// The enabled module `name`; null when it is not enabled.
+  const PolicyModule* module(const std::string& name) const;
 
  private:
   // Makes the enabled modules in registration order; keeps the instance of

@@ -1,8 +1,11 @@
 // The data-parallel gradient all-reduce of HwBackend (the replicated
 // optimizer; the distributed optimizer's reduce-scatter and all-gather are
-// in hw_backend_sharding.cpp).
+// in hw_backend_sharding.cpp), and the gradient norms the batch module reads.
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <span>
+#include <vector>
 
 #include "hw/exec/hw_backend.hpp"
 #include "hw/exec/step_counters.hpp"
@@ -70,6 +73,42 @@ void HwBackend::all_reduce_gradients(Counters& c) {
   }
   flush();
   k.synchronize();
+}
+
+bool HwBackend::measures_gradient_norms() const {
+  return options_.gradient_norms && plan_.dp > 1 && !sharded_optimizer() && !compressed_sync_ &&
+         std::adjacent_find(micro_batches_.begin(), micro_batches_.end(), std::not_equal_to<>()) ==
+             micro_batches_.end();
+}
+
+double HwBackend::gradient_sq_sum() const {
+  kernels_->synchronize();
+  double sum = 0;
+  std::vector<float> host;
+  for (const auto& [index, slot] : layers_)
+    for (const DeviceBuffer* g : slot.grads.all()) {
+      host.resize(g->size());
+      kernels_->download(g->data(), std::span<float>(host));
+      for (float x : host) sum += static_cast<double>(x) * x;
+    }
+  return sum;
+}
+
+core::GradientNorms HwBackend::gradient_norms(double local_sq_sum, double reduced_sq_sum) const {
+  // The loss is the mean over every micro-batch of the job, so a replica's
+  // local gradient is m / M of the mean gradient of its own m micro-batches
+  // (M = dp x m), and the sum over replicas is the mean over all of them.
+  // Tensor and pipeline ranks hold disjoint parameters: the sums over a
+  // replica's ranks are its norms. The reduced gradient is on every replica.
+  const int dp = plan_.dp;
+  const int m = micro_batches_.front();
+  core::GradientNorms g;
+  // Mean over replicas of |dp x g_local|^2 = dp^2 x (sum over replicas) / dp.
+  g.replica_sq_norm = local_sq_sum * dp;
+  g.replica_batch = m * plan_.micro_batch;
+  g.global_sq_norm = reduced_sq_sum / dp;
+  g.global_batch = m * dp * plan_.micro_batch;
+  return g;
 }
 
 }  // namespace parashift::hw

@@ -1,6 +1,7 @@
 #include "hw/exec/hw_backend.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <numeric>
 #include <stdexcept>
@@ -249,6 +250,8 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   for (auto& [index, slot] : layers_)
     for (DeviceBuffer* g : slot.grads.all()) kernels_->fill_zero(g->data(), g->size());
   run_pipeline(counters);
+  const bool norms = measures_gradient_norms();
+  const double local_sq = norms ? gradient_sq_sum() : 0.0;
   const bool sharded = sharded_optimizer();
   if (sharded) {
     reduce_scatter_gradients(counters);
@@ -276,11 +279,13 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   // (Under sequence parallelism each tp rank holds the loss of its tokens.)
   const bool holds_loss =
       groups_.coord.pp == plan_.pp - 1 && (groups_.coord.tp == 0 || shape_.sequence_parallel);
-  double loss = holds_loss ? counters.loss : 0.0;
-  world_.all_reduce_sum(std::span<double>(&loss, 1));
-  last_loss_ = loss;
+  std::array<double, 3> sums{holds_loss ? counters.loss : 0.0, local_sq,
+                             norms ? gradient_sq_sum() : 0.0};
+  world_.all_reduce_sum(std::span<double>(sums));
+  last_loss_ = sums[0];
   counters.wall_ns = now_ns() - start;
   core::StepReport report = make_report(counters);
+  if (norms) report.gradients = gradient_norms(sums[1], sums[2]);
   report.warmup = !std::exchange(warm_, true);
   ++iteration_;
   return report;

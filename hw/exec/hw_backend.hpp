@@ -77,6 +77,11 @@ struct HwOptions {
   /// counts that work.
   bool resident_data = false;
   core::TimeNs counted_unit_ns = 100'000;  // ComputeClock::Counted: one unit of layer work
+  /// Measure each replica's and the reduced gradient's squared norm
+  /// (StepReport::gradients, what the batch module reads): a host copy of
+  /// the gradients twice an iteration. Reported for dp > 1 with the
+  /// replicated optimizer, flat uncompressed sync and equal micro-batches.
+  bool gradient_norms = false;
   /// Fault injection: this rank sends itself SIGKILL (a real kill -9: no
   /// clean-up, its shards stay in shared memory) before this iteration.
   std::optional<std::int64_t> kill_before_iteration;
@@ -151,6 +156,13 @@ class HwBackend : public core::Backend {
   LayerSlot blank_slot() const;                  // zeros, for weights that arrive from elsewhere
   DeviceOptimizerState optimizer_state() const;  // zero moments (this rank's shards)
   bool sharded_optimizer() const;                // distributed optimizer over dp > 1
+  /// Whether this step reports gradient norms (HwOptions::gradient_norms).
+  bool measures_gradient_norms() const;
+  /// The squared sum of this rank's gradients (a host copy; collective-free).
+  double gradient_sq_sum() const;
+  /// StepReport::gradients from the squared sums over every rank of the
+  /// local gradients (before the sync) and the reduced ones.
+  core::GradientNorms gradient_norms(double local_sq_sum, double reduced_sq_sum) const;
   DeviceStash take_stash();
   DeviceOutputGrads take_grads();
   DeviceBuffer& loss_grad(std::size_t micro_batch);

@@ -1,7 +1,9 @@
 #include "hw/exec/training_run.hpp"
 
+#include <algorithm>
 #include <variant>
 
+#include "core/controller/batch_policy.hpp"
 #include "core/input_error.hpp"
 
 namespace parashift::hw {
@@ -29,6 +31,9 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
       if (e.kind == core::FaultEventKind::Kill && e.rank == world.rank())
         options.kill_before_iteration = e.at_iteration;
   const double slowdown = scenario_slowdown(scenario, world.rank());
+  const auto modules = core::enabled_modules(scenario.policy);
+  if (std::find(modules.begin(), modules.end(), "batch") != modules.end())
+    options.gradient_norms = true;
   HwBackend backend(scenario.model, scenario.training.seq_len, scenario.run.seed, scenario.plan,
                     options, world);
   backend.set_compute_slowdown(slowdown);
@@ -63,6 +68,11 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   result.failures = runner.failures();
   if (const core::Controller* c = runner.controller(); c != nullptr && c->calibration() != nullptr)
     result.calibration = c->calibration()->summary();
+  if (const core::Controller* c = runner.controller(); c != nullptr)
+    if (const auto* batch = dynamic_cast<const core::BatchPolicy*>(c->module("batch"))) {
+      result.noise_scale = batch->estimator().noise_scale();
+      result.noise_observations = batch->estimator().observations();
+    }
   for (const auto& t : result.directives)
     if (const auto* s = std::get_if<core::SnapshotDirective>(&t.directive.action))
       result.snapshots.push_back(s->version);

@@ -52,6 +52,10 @@ struct TrainingRunResult {
   std::vector<core::PolicyNote> notes;                  // rules' knob changes, plugins' notes
   std::vector<core::FailureSeen> failures;              // the run ended at the first
   std::optional<core::CalibrationSummary> calibration;  // when `calibrate` ran
+  /// The batch module's gradient noise scale (sequences) from the run's
+  /// gradients, and how many iterations it rests on; when `batch` ran.
+  std::optional<double> noise_scale;
+  std::int64_t noise_observations = 0;
 };
 
 /// This rank's compute slowdown from the scenario's slow events (gpu = rank).

@@ -31,6 +31,7 @@ std::vector<double> train_group(Group& group, const core::ParallelPlan& plan, co
     const auto r = static_cast<std::size_t>(rank);
     auto options = tiny_options(run.optimizer, run.job);
     options.ranks_per_node = run.ranks_per_node;
+    options.gradient_norms = run.gradient_norms;
     hw::HwBackend backend(run.model, run.seq_len, 3, plan, options, *group[r]);
     for (int i = 0; i < run.iterations; ++i) {
       if (run.before) run.before(backend, i);

@@ -27,6 +27,7 @@ struct GroupRun {
   hw::OptimizerKind optimizer = hw::OptimizerKind::Adam;
   std::vector<core::StepReport>* reports = nullptr;  // when set: rank 0's step reports
   std::vector<int>* final_layers = nullptr;          // when set: rank 0's split at the end
+  bool gradient_norms = false;                       // HwOptions::gradient_norms
 };
 
 /// Runs body(rank) for ranks 0..ranks-1, each on its own thread; after all

@@ -321,6 +321,11 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
                             result.stragglers, result.failures, result.notes};
   print_policy(ctx.out, policy);
   if (result.calibration) core::print_calibration(ctx.out, *result.calibration);
+  if (result.noise_scale)
+    ctx.out << "gradient noise      " << fmt("%.1f", *result.noise_scale)
+            << " sequences (McCandlish B_noise from " << result.noise_observations
+            << " iteration(s) of replica and reduced gradient norms; this backend keeps the "
+               "batch)\n";
   const auto n = static_cast<core::TimeNs>(std::max<std::size_t>(1, result.iterations.size()));
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
           << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s) ("
@@ -339,6 +344,9 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     out.update(policy_json(policy));
     if (!device_summary.is_null()) out["device"] = device_summary;
     if (result.calibration) out["calibration"] = core::calibration_json(*result.calibration);
+    if (result.noise_scale)
+      out["noise_scale"] = {{"sequences", *result.noise_scale},
+                            {"observations", result.noise_observations}};
     if (result.restored)
       out["restored"] = {{"version", result.restored->version},
                          {"shards_fetched", result.restored->shards_fetched},
