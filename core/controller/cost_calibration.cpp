@@ -50,12 +50,15 @@ double fixed_compute_ns(const WorkProfile& p, bool first, bool last) {
   return t;
 }
 
-// The lower median, in linear time.
-double median(std::vector<double> v) {
+// The lower median, in linear time (reorders `v`).
+double median_in_place(std::vector<double>& v) {
   if (v.empty()) return 0.0;
   const auto at = v.begin() + static_cast<std::ptrdiff_t>((v.size() - 1) / 2);
   std::nth_element(v.begin(), at, v.end());
   return *at;
+}
+double median(std::vector<double> v) {
+  return median_in_place(v);
 }
 
 // "tp[stage 3, replica 0]" / "dp[stage 2]" / "dp[stage 2, cp 1]": the stage, or -1.
@@ -144,11 +147,12 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
     const Expected& e = stage_model_[st];
     const double preset = e.by_class.sum() + e.fixed_ns;
     if (preset > 0)
-      fitted[st] = (e.by_class.dot(theta_.unaryExpr([](double f) { return clamped(f); })) +
-                    e.fixed_ns) /
-                   preset;
+      fitted[st] =
+          (e.by_class.dot(theta_.unaryExpr([](double f) { return clamped(f); })) + e.fixed_ns) /
+          preset;
   }
-  std::vector<double> speeds;
+  std::vector<double>& speeds = speed_scratch_;
+  speeds.clear();
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
     const RankRatio& rr = rank_ratio_[r];
     const double model = fitted[static_cast<std::size_t>(rr.stage)];
@@ -160,10 +164,18 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
   }
   stretch_ = 1.0;
   if (speeds.empty()) return;
-  // The spread jitter alone leaves: 1.4826 x the median absolute deviation.
-  const double mid = median(speeds);
+  // The spread jitter alone leaves: 1.4826 x the median absolute deviation,
+  // of at most 1,024 ranks evenly strided (a spread, not a rank, is wanted:
+  // the controller's budget at 16K GPUs is 1 ms an iteration).
+  constexpr std::size_t kSpreadSample = 1024;
+  if (speeds.size() > kSpreadSample) {
+    const std::size_t n = speeds.size();
+    for (std::size_t i = 0; i < kSpreadSample; ++i) speeds[i] = speeds[i * n / kSpreadSample];
+    speeds.resize(kSpreadSample);
+  }
+  const double mid = median_in_place(speeds);
   for (double& s : speeds) s = std::abs(s - mid);
-  const double floor = 3.0 * 1.4826 * median(std::move(speeds));
+  const double floor = 3.0 * 1.4826 * median_in_place(speeds);
   double busiest = 0, critical = 0;
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
     const RankRatio& x = rank_ratio_[r];
@@ -245,9 +257,12 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     const auto stage = static_cast<std::size_t>(r / per_stage);
     const auto replica = static_cast<std::size_t>(r % per_stage / per_replica);
     const double expected = job.micro_batches_per_replica[replica] * stage_mb_ns[stage];
-    if (expected > 0)
-      by_stage[stage].push_back(
-          {static_cast<double>(report.rank_compute_ns[static_cast<std::size_t>(r)]) / expected, r});
+    if (expected > 0) {
+      const double ratio =
+          static_cast<double>(report.rank_compute_ns[static_cast<std::size_t>(r)]) / expected;
+      by_stage[stage].push_back({ratio, r});
+      rank_ratio_[static_cast<std::size_t>(r)] = {ratio, static_cast<int>(stage), expected};
+    }
   }
   for (int s = 0; s < plan.pp; ++s) {
     const bool first = s == 0, last = s == plan.pp - 1;
@@ -265,11 +280,6 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     const int m = job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(r).dp)];
     Expected e;
     const double total = stage_ns(base, m);
-    for (const auto& [ratio, rank] : ratio_rank)
-      rank_ratio_[static_cast<std::size_t>(rank)] = {
-          ratio, s,
-          stage_ns(base,
-                   job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(rank).dp)])};
     for (int k : {kGemm, kAttention, kMemory})
       e.by_class(k) = 2.0 * (total - stage_ns(doubled[static_cast<std::size_t>(k)], m));
     e.fixed_ns = std::max(0.0, total - e.by_class.sum());

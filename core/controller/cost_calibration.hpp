@@ -138,6 +138,7 @@ class CostCalibration {
   /// when the plan changes).
   void update_rank_speed(const std::string& plan_label);
   std::vector<double> rank_speed_;
+  std::vector<double> speed_scratch_;  // update_rank_speed's, kept to reuse its memory
   std::string rank_speed_plan_;
   double stretch_ = 1.0;
   /// The preset's work profile of `plan` and the three with one compute
