@@ -7,6 +7,7 @@
 
 #include "core/assert.hpp"
 #include "core/cost/memory.hpp"
+#include "core/cost/overlap.hpp"
 #include "core/rank_layout.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
@@ -125,8 +126,13 @@ class IterationSim {
                                        collective_calls_ns(layer.tp_backward_scatter, w.gpus);
           std::vector<int> cp_ring;
           for (int r = 0; r < plan_.cp; ++r) cp_ring.push_back(layout_.rank({0, r, d, s}));
-          w.cp_forward_ns_per_layer = collective_calls_ns(layer.cp_forward, cp_ring);
-          w.cp_backward_ns_per_layer = collective_calls_ns(layer.cp_backward, cp_ring);
+          // The ring's exchange runs under each block's attention.
+          w.cp_forward_ns_per_layer = core::cp_exposed_ns(
+              collective_calls_ns(layer.cp_forward, cp_ring),
+              std::llround(static_cast<double>(layer.attention_forward_ns) * w.slowdown));
+          w.cp_backward_ns_per_layer = core::cp_exposed_ns(
+              collective_calls_ns(layer.cp_backward, cp_ring),
+              std::llround(static_cast<double>(layer.attention_backward_ns) * w.slowdown));
           int stage_layers = 0;
           for (int k = 0; k < v_; ++k) stage_layers += layers_[virtual_stage(stages_, s, k)];
           w.params_on_gpu = stage_layers * profile_.params_per_gpu_layer;
@@ -319,8 +325,7 @@ class IterationSim {
       (forward ? dst.forward_ready : dst.backward_ready)[slot] = 1;
       try_start(to);
     };
-    // Every tensor-parallel rank sends its share on its own rail at the same
-    // time; tensor rank 0's flow stands for them (see the header).
+    // Tensor rank 0's flow stands for every tp rank's share on its rail (header).
     if (network_ && profile_.pp_activation_bytes > 0) {
       network_->start_flow(src.gpus[0], workers_[to].gpus[0], profile_.pp_activation_bytes,
                            std::move(arrive), 0, core::TrafficClass::Pipeline);
@@ -331,8 +336,7 @@ class IterationSim {
     }
   }
 
-  // The last backward of `chunk` on worker `wi` starts now and lasts `duration`:
-  // its gradient buckets become ready evenly over that pass.
+  // `chunk`'s buckets become ready evenly over worker `wi`'s last backward of it.
   void report_last_backward(int wi, int chunk, TimeNs start_ns, TimeNs duration_ns) {
     if (plan_.dp == 1) return;
     const Worker& w = workers_[wi];
@@ -364,8 +368,7 @@ class IterationSim {
     pump(g);
   }
 
-  // Starts the group's next bucket when the stream is free and the bucket is
-  // ready; after the last bucket of the last chunk, the members step.
+  // The group's next ready bucket on a free stream; after the last, the members step.
   void pump(DpGroup& g) {
     if (g.streaming || g.waiting) return;
     if (g.queue.empty()) {

@@ -84,8 +84,8 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   const TimeNs cp_fwd = calls_ns(layer.cp_forward, 2, plan.cp > place.cp_per_node ? 1 : 2, cluster);
   const TimeNs cp_bwd =
       calls_ns(layer.cp_backward, 2, plan.cp > place.cp_per_node ? 1 : 2, cluster);
-  const TimeNs cp_layer = std::max<TimeNs>(0, cp_fwd - layer.attention_forward_ns) +
-                          std::max<TimeNs>(0, cp_bwd - layer.attention_backward_ns);
+  const TimeNs cp_layer = cp_exposed_ns(cp_fwd, layer.attention_forward_ns) +
+                          cp_exposed_ns(cp_bwd, layer.attention_backward_ns);
 
   const TimeNs per_mb = fwd + bwd + rec + layers * (tp_layer + cp_layer);
 

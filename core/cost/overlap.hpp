@@ -24,4 +24,12 @@ inline TimeNs param_gather_exposed_ns(TimeNs gather_ns, TimeNs first_forward_ns,
   return overlap_exposed_ns(gather_ns, first_forward_ns, gather_ns / std::max<TimeNs>(1, layers));
 }
 
+/// The context-parallel ring's K/V exchange of one layer's pass under its
+/// attention (ring attention, Megatron's context parallelism): each step's
+/// send and receive run while the current block's attention is computed,
+/// so only what the exchange takes beyond the attention is exposed.
+inline TimeNs cp_exposed_ns(TimeNs exchange_ns, TimeNs attention_ns) {
+  return std::max<TimeNs>(0, exchange_ns - attention_ns);
+}
+
 }  // namespace parashift::core
