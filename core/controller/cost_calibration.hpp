@@ -118,6 +118,8 @@ class CostCalibration {
   /// the plan stays).
   void add_row(const Expected& e, double observed_ns, std::size_t index);
   DeviceSpec device_at(const Row& theta) const;
+  /// The factors as predictions apply them (each within its bounds).
+  Row applied_factors() const;
   ClusterView cluster_at(const Row& theta) const;
   /// d predict_ns(plan) / d factor, at the current estimate.
   Row sensitivity(const ParallelPlan& plan) const;
