@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/controller/lower_median.hpp"
+
 namespace parashift::core {
 
 namespace {
@@ -63,10 +65,10 @@ void print_calibration(std::ostream& out, const CalibrationSummary& c) {
     errors.push_back(e);
     within += e <= kSettledShare ? 1 : 0;
   }
-  std::sort(errors.begin(), errors.end());
+  const std::size_t n = errors.size();
   out << "  after iteration " << c.history.front().iteration << ": median |error| "
-      << fmt("%.1f", 100.0 * errors[(errors.size() - 1) / 2]) << "%, within 5% in " << within
-      << " of " << errors.size() << "\n";
+      << fmt("%.1f", 100.0 * lower_median(errors)) << "%, within 5% in " << within << " of " << n
+      << "\n";
 }
 
 nlohmann::json calibration_json(const CalibrationSummary& c) {

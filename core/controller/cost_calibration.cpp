@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/assert.hpp"
+#include "core/controller/lower_median.hpp"
 #include "core/cost/estimate.hpp"
 #include "core/cost/fsdp.hpp"
 #include "core/cost/grad_sync.hpp"
@@ -50,12 +51,8 @@ double fixed_compute_ns(const WorkProfile& p, bool first, bool last) {
   return t;
 }
 
-// The lower median, in linear time.
 double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  const auto at = v.begin() + static_cast<std::ptrdiff_t>((v.size() - 1) / 2);
-  std::nth_element(v.begin(), at, v.end());
-  return *at;
+  return lower_median(v);
 }
 
 // "tp[stage 3, replica 0]" / "dp[stage 2]" / "dp[stage 2, cp 1]": the stage, or -1.
@@ -393,11 +390,13 @@ void CostCalibration::observe(const StepReport& report, const JobModel& job) {
   sample.iteration = report.iteration;
   sample.observed_ns = report.iteration_ns;
   sample.predicted_ns = predict_observed_ns(job.plan);
-  if (report.warmup) {  // a warm-up measures no rate: predicted and recorded, not learnt
-    for (int k = 0; k < kCostFactors; ++k) sample.factor[static_cast<std::size_t>(k)] = theta_(k);
-    history_.push_back(sample);
-    return;
-  }
+  // A warm-up measures no rate: predicted and recorded, not learnt.
+  if (!report.warmup) learn(report, job);
+  for (int k = 0; k < kCostFactors; ++k) sample.factor[static_cast<std::size_t>(k)] = theta_(k);
+  history_.push_back(sample);
+}
+
+void CostCalibration::learn(const StepReport& report, const JobModel& job) {
   // Stabilised forgetting (Kulhavý and Zarrop, "On a general concept of
   // forgetting", Int. J. Control 1993): what was learnt weighs lambda less
   // each iteration and the prior's information (1 - lambda) more, so the
@@ -422,8 +421,6 @@ void CostCalibration::observe(const StepReport& report, const JobModel& job) {
   update_rank_speed(profiles_.plan_label);
   PARASHIFT_ASSERT(theta_.allFinite() && p_.allFinite(), "calibration diverged at iteration ",
                    report.iteration);
-  for (int k = 0; k < kCostFactors; ++k) sample.factor[static_cast<std::size_t>(k)] = theta_(k);
-  history_.push_back(sample);
 }
 
 CalibrationSummary CostCalibration::summary() const {

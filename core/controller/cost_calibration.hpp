@@ -117,6 +117,8 @@ class CostCalibration {
   /// Row `index` of this iteration's rows (in rows()' order, stable while
   /// the plan stays).
   void add_row(const Expected& e, double observed_ns, std::size_t index);
+  /// The forgetting, this report's rows and the per-rank speeds.
+  void learn(const StepReport& report, const JobModel& job);
   DeviceSpec device_at(const Row& theta) const;
   /// The factors as predictions apply them (each within its bounds).
   Row applied_factors() const;

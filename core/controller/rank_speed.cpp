@@ -6,20 +6,9 @@
 #include <vector>
 
 #include "core/controller/cost_calibration.hpp"
+#include "core/controller/lower_median.hpp"
 
 namespace parashift::core {
-
-namespace {
-
-// The lower median, in linear time (reorders `v`).
-double median_in_place(std::vector<double>& v) {
-  if (v.empty()) return 0.0;
-  const auto at = v.begin() + static_cast<std::ptrdiff_t>((v.size() - 1) / 2);
-  std::nth_element(v.begin(), at, v.end());
-  return *at;
-}
-
-}  // namespace
 
 TimeNs CostCalibration::predict_observed_ns(const ParallelPlan& plan) const {
   const IterationEstimate e = preset_.estimate(plan, device(), cluster());
@@ -35,11 +24,12 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
     rank_speed_plan_ = plan_label;
   }
   // What the fitted factors make of each stage's preset time.
+  const Row factors = applied_factors();
   std::vector<double> fitted(stage_model_.size(), 0.0);
   for (std::size_t st = 0; st < stage_model_.size(); ++st) {
     const Expected& e = stage_model_[st];
     const double preset = e.by_class.sum() + e.fixed_ns;
-    if (preset > 0) fitted[st] = (e.by_class.dot(applied_factors()) + e.fixed_ns) / preset;
+    if (preset > 0) fitted[st] = (e.by_class.dot(factors) + e.fixed_ns) / preset;
   }
   std::vector<double>& speeds = speed_scratch_;
   speeds.clear();
@@ -63,9 +53,9 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
     for (std::size_t i = 0; i < kSpreadSample; ++i) speeds[i] = speeds[i * n / kSpreadSample];
     speeds.resize(kSpreadSample);
   }
-  const double mid = median_in_place(speeds);
+  const double mid = lower_median(speeds);
   for (double& s : speeds) s = std::abs(s - mid);
-  const double floor = 3.0 * 1.4826 * median_in_place(speeds);
+  const double floor = 3.0 * 1.4826 * lower_median(speeds);
   double busiest = 0, critical = 0;
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
     const RankRatio& x = rank_ratio_[r];

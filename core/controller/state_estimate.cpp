@@ -1,9 +1,10 @@
 #include "core/controller/state_estimate.hpp"
 
 #include <algorithm>
-#include "core/assert.hpp"
 #include <cmath>
 
+#include "core/assert.hpp"
+#include "core/controller/lower_median.hpp"
 #include "core/controller/policy_config.hpp"
 #include "core/rank_layout.hpp"
 
@@ -60,12 +61,6 @@ StateEstimate::StateEstimate(const ParallelPlan& plan, int window) : window_(win
   scratch_.reserve(ranks);
 }
 
-double StateEstimate::lower_middle(std::vector<double>& values) {
-  const auto mid = values.begin() + static_cast<std::ptrdiff_t>((values.size() - 1) / 2);
-  std::nth_element(values.begin(), mid, values.end());
-  return *mid;
-}
-
 bool StateEstimate::record_spread(double spread) {
   // The usual spread: the median of the earlier iterations' (none: no burst).
   const auto earlier =
@@ -94,7 +89,8 @@ const std::vector<double>& StateEstimate::exposed_comm_ns() const {
 
 void StateEstimate::add(const StepReport& report, const JobModel& job) {
   const std::size_t ranks = stage_of_rank_.size();
-  PARASHIFT_ASSERT(report.rank_compute_ns.size() == ranks, "ranks=", ranks, " reported ", report.rank_compute_ns.size());
+  PARASHIFT_ASSERT(report.rank_compute_ns.size() == ranks, "ranks=", ranks, " reported ",
+                   report.rank_compute_ns.size());
   const auto slot = static_cast<std::size_t>(samples_ % window_);
   const auto w = static_cast<std::size_t>(window_);
   // u = (compute / m_d - fixed_s) / n_s, with the reciprocals taken once per
@@ -126,7 +122,7 @@ void StateEstimate::add(const StepReport& report, const JobModel& job) {
   // it is a healthy one) and each rank relative to it (1 where nothing was
   // computed, as when every stage's time is fixed).
   scratch_.assign(u_.begin(), u_.end());
-  const double now = lower_middle(scratch_);
+  const double now = lower_median(scratch_);
   const double inverse_now = now > 0 ? 1.0 / now : 0.0;
   auto relative = [&](std::size_t r) { return now > 0 ? u_[r] * inverse_now : 1.0; };
   scratch_.clear();
@@ -134,7 +130,7 @@ void StateEstimate::add(const StepReport& report, const JobModel& job) {
   // A burst says nothing about which rank is slow, nor how fast the job is:
   // it is not a sample of the shape or the level, whose windows keep the
   // last `window` iterations that were not bursts.
-  if (record_spread(lower_middle(scratch_))) {
+  if (record_spread(lower_median(scratch_))) {
     ++bursts_;
   } else {
     const auto kept = static_cast<std::size_t>(kept_ % window_);

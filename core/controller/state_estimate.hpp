@@ -101,8 +101,6 @@ class StateEstimate {
   double median_of(const Window& w, std::size_t index, std::int64_t count) const;
   // Records this iteration's spread; true when it makes the iteration a burst.
   bool record_spread(double spread);
-  // The element at (size - 1) / 2 of `values` once sorted (reorders them).
-  static double lower_middle(std::vector<double>& values);
   void add_links(const StepReport& report);
 
   int window_;

@@ -1,6 +1,5 @@
 #include "hw/exec/training_run.hpp"
 
-#include <algorithm>
 #include <variant>
 
 #include "core/controller/batch_policy.hpp"
@@ -31,9 +30,7 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
       if (e.kind == core::FaultEventKind::Kill && e.rank == world.rank())
         options.kill_before_iteration = e.at_iteration;
   const double slowdown = scenario_slowdown(scenario, world.rank());
-  const auto modules = core::enabled_modules(scenario.policy);
-  if (std::find(modules.begin(), modules.end(), "batch") != modules.end())
-    options.gradient_norms = true;
+  options.gradient_norms = options.gradient_norms || scenario.policy.enabled("batch");
   HwBackend backend(scenario.model, scenario.training.seq_len, scenario.run.seed, scenario.plan,
                     options, world);
   backend.set_compute_slowdown(slowdown);
@@ -66,13 +63,13 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   result.stragglers = runner.stragglers();
   result.notes = runner.notes();
   result.failures = runner.failures();
-  if (const core::Controller* c = runner.controller(); c != nullptr && c->calibration() != nullptr)
-    result.calibration = c->calibration()->summary();
-  if (const core::Controller* c = runner.controller(); c != nullptr)
+  if (const core::Controller* c = runner.controller(); c != nullptr) {
+    if (c->calibration() != nullptr) result.calibration = c->calibration()->summary();
     if (const auto* batch = dynamic_cast<const core::BatchPolicy*>(c->module("batch"))) {
       result.noise_scale = batch->estimator().noise_scale();
       result.noise_observations = batch->estimator().observations();
     }
+  }
   for (const auto& t : result.directives)
     if (const auto* s = std::get_if<core::SnapshotDirective>(&t.directive.action))
       result.snapshots.push_back(s->version);

@@ -389,9 +389,7 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
     throw core::InputError(
         "--profile: only with --backend sim (it predicts the hw executor) or hw "
         "(the policy's cost model of the CPU ranks)");
-  const auto modules = core::enabled_modules(scenario.policy);
-  if (opts.backend == "hw" && opts.profile_path.empty() &&
-      std::find(modules.begin(), modules.end(), "calibrate") != modules.end())
+  if (opts.backend == "hw" && opts.profile_path.empty() && scenario.policy.enabled("calibrate"))
     throw core::InputError(
         "policy.calibrate with --backend hw: expected --profile CALIB.json (parashift calibrate "
         "--backend hw --scenario ...); the scenario's device is a GPU preset, not these CPU "
