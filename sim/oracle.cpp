@@ -29,6 +29,7 @@ OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns) {
 
   core::PlannerInput in = core::planner_input_of(scenario, truth);
   in.device = scenario.truth.device(scenario.device);
+  in.slow_gpus = core::slow_gpus_of(state.gpu_slowdown);
   core::PlannerOptions options;
   options.top_k = 1;
   const core::PlanSearch found = core::search_plans(in, options);
@@ -39,6 +40,14 @@ OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns) {
   at.plan = found.top.front().plan;
   if (at.faults) at.faults->events = active;
   SimBackend backend(at);
+  // The micro-batch shares the planner's estimate assumed for slow GPUs.
+  const core::SpeedBalance shares = core::balance_by_speed(
+      at.plan,
+      core::estimate_iteration(in.model, in.device, in.cluster, at.plan, in.seq_len, in.options),
+      in.slow_gpus);
+  if (!shares.micro_batches_per_replica.empty())
+    backend.apply(core::Directive{core::RebalanceDirective{shares.micro_batches_per_replica},
+                                  "oracle: micro-batches by replica speed", 0});
   OracleResult out;
   out.plan = at.plan;
   out.iteration_ns = backend.step(at.plan).iteration_ns;

@@ -36,6 +36,17 @@ Slowdowns::Slowdowns(const std::vector<core::FaultEvent>& events, const topo::To
   for (const auto& e : events) {
     switch (e.kind) {
       case core::FaultEventKind::Slow:
+        if (e.node >= 0) {
+          if (e.node >= topology.host_count()) {
+            throw core::InputError(e.where + ": node " + std::to_string(e.node) +
+                                   " is not in the cluster (0.." +
+                                   std::to_string(topology.host_count() - 1) + ")");
+          }
+          for (int g = 0; g < topology.gpu_count(); ++g)
+            if (topology.host_of_gpu(g) == e.node)
+              gpu_events_.push_back({g, e.factor, e.at_ns, until(e)});
+          break;
+        }
         if (e.gpu < 0 || e.gpu >= topology.gpu_count()) {
           throw core::InputError(e.where + ": gpu " + std::to_string(e.gpu) +
                                  " is not in the cluster (0.." +

@@ -201,7 +201,8 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
       const double ratio =
           static_cast<double>(report.rank_compute_ns[static_cast<std::size_t>(r)]) / expected;
       by_stage[stage].push_back({ratio, r});
-      rank_ratio_[static_cast<std::size_t>(r)] = {ratio, static_cast<int>(stage), expected};
+      rank_ratio_[static_cast<std::size_t>(r)] = {ratio, static_cast<int>(stage), expected,
+                                                  plan.micro_batches() * stage_mb_ns[stage]};
     }
   }
   for (int s = 0; s < plan.pp; ++s) {

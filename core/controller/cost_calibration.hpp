@@ -35,6 +35,7 @@
 #include "core/backend.hpp"
 #include "core/controller/job_model.hpp"
 #include "core/cost/cost_inputs.hpp"
+#include "core/cost/speed_balance.hpp"
 #include "core/cost/work_profile.hpp"
 
 namespace parashift::core {
@@ -83,16 +84,26 @@ class CostCalibration {
   /// The running plan's next iteration as it will be measured: predict_ns
   /// with the critical path's compute stretched by the slowest rank's
   /// speed (rank_stretch()). predict_ns stays the model of the plan on
-  /// healthy ranks: modules comparing plans read it, since a slow rank is
-  /// the straggler and balance modules' business and goes with any plan.
+  /// healthy ranks; modules comparing plans read predict_balanced_ns.
   TimeNs predict_observed_ns(const ParallelPlan& plan) const;
   /// How much the slowest rank stretches the critical path's compute: max
   /// over ranks of its smoothed time over what the fitted factors predict
   /// for it (a slow rank, or a stage the factors fit short), beyond 3
   /// robust standard deviations of that spread over the ranks (jitter
-  /// alone is not a slow rank), times its stage's work, over the busiest
-  /// stage's work. 1: no rank is slow, or nothing measured yet.
+  /// alone is not a slow rank), times its stage's work with its replica's
+  /// micro-batches, over the busiest stage's work with the plan's even
+  /// share (a re-balance moves micro-batches off the slow replicas onto
+  /// the others). 1: no rank is slow, or nothing measured yet.
   double rank_stretch() const { return stretch_; }
+  /// The ranks of the running plan slower than jitter explains, each as a
+  /// GPU (rank r on GPU r) with its compute factor, 1 + its smoothed speed's
+  /// excess over the jitter floor (the same excess rank_stretch() uses).
+  /// Empty: none, or nothing measured yet.
+  std::vector<SlowGpu> slow_ranks() const;
+  /// The running plan's iteration on the calibrated model with the slow
+  /// ranks' GPUs balanced as the balance module would (core/cost/speed_balance):
+  /// what the replan module compares against the plans it could switch to.
+  TimeNs predict_balanced_ns(const ParallelPlan& plan) const;
   /// The standard deviation of predict_ns(a) - predict_ns(b) under the
   /// factors' posterior covariance (each plan's time linearised in the
   /// factors): how far the calibration can be trusted to rank the two.
@@ -132,7 +143,8 @@ class CostCalibration {
   struct RankRatio {
     double ratio = 0;
     int stage = 0;
-    double stage_ns = 0;
+    double stage_ns = 0;  // with its replica's micro-batches
+    double even_ns = 0;   // with the plan's even share (what predict_ns assumes)
   };
   /// Each stage's compute row (by_class empty: not measured).
   mutable std::vector<Expected> stage_model_;
@@ -145,6 +157,7 @@ class CostCalibration {
   std::vector<double> speed_scratch_;  // update_rank_speed's, kept to reuse its memory
   std::string rank_speed_plan_;
   double stretch_ = 1.0;
+  double speed_floor_ = 0;  // the jitter floor of the latest update
   /// The preset's work profile of `plan` and the three with one compute
   /// efficiency doubled, kept while the plan stays (rows() runs per report).
   struct Profiles {

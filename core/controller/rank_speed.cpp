@@ -18,6 +18,20 @@ TimeNs CostCalibration::predict_observed_ns(const ParallelPlan& plan) const {
   return e.total_ns + static_cast<TimeNs>((stretch_ - 1.0) * compute);
 }
 
+std::vector<SlowGpu> CostCalibration::slow_ranks() const {
+  std::vector<SlowGpu> out;
+  for (std::size_t r = 0; r < rank_speed_.size(); ++r) {
+    const double excess = rank_speed_[r] - 1.0 - speed_floor_;
+    if (rank_speed_[r] > 0 && excess > 0) out.push_back({static_cast<int>(r), 1.0 + excess});
+  }
+  return out;
+}
+
+TimeNs CostCalibration::predict_balanced_ns(const ParallelPlan& plan) const {
+  const IterationEstimate e = preset_.estimate(plan, device(), cluster());
+  return with_slow_gpus(e, plan, slow_ranks()).total_ns;
+}
+
 void CostCalibration::update_rank_speed(const std::string& plan_label) {
   if (rank_speed_plan_ != plan_label || rank_speed_.size() != rank_ratio_.size()) {
     rank_speed_.assign(rank_ratio_.size(), 0.0);
@@ -56,11 +70,12 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
   const double mid = lower_median(speeds);
   for (double& s : speeds) s = std::abs(s - mid);
   const double floor = 3.0 * 1.4826 * lower_median(speeds);
+  speed_floor_ = floor;
   double busiest = 0, critical = 0;
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
     const RankRatio& x = rank_ratio_[r];
     if (!(rank_speed_[r] > 0)) continue;
-    busiest = std::max(busiest, x.stage_ns);
+    busiest = std::max(busiest, x.even_ns);
     critical = std::max(critical, x.stage_ns * (1.0 + std::max(0.0, rank_speed_[r] - 1.0 - floor)));
   }
   if (busiest > 0) stretch_ = std::max(1.0, critical / busiest);

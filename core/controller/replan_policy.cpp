@@ -31,7 +31,7 @@ void ReplanPolicy::run(PolicyContext& context) {
   const CostCalibration* calibration = context.calibration;
   if (job.cost == nullptr || calibration == nullptr || !context.capabilities.live_replan) return;
   if (context.iterations_since_change < options_.warmup) return;
-  const TimeNs now_ns = calibration->predict_ns(job.plan);
+  const TimeNs now_ns = calibration->predict_balanced_ns(job.plan);
   if (reference_label_ != job.plan.label()) {
     // Another module changed the plan (the batch, the sync mode): its
     // prediction moves with the change, not with the cluster.
@@ -58,6 +58,7 @@ void ReplanPolicy::run(PolicyContext& context) {
   in.global_batch = job.plan.global_batch;
   in.seq_len = job.cost->seq_len;
   in.precision = job.plan.precision;
+  in.slow_gpus = calibration->slow_ranks();
   PlannerOptions options;
   options.top_k = 1;
   const PlanSearch found = search_plans(in, options);

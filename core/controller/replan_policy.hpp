@@ -12,7 +12,11 @@
 // alone switched.
 //
 // A search is the planner's (core/planner/planner.hpp) over every valid
-// plan that fits in memory, on the calibrated device and cluster. Its best
+// plan that fits in memory, on the calibrated device and cluster, with the
+// ranks the calibration measures slow as slow GPUs (each plan, the running
+// one included, estimated with micro-batches balanced by replica speed,
+// core/cost/speed_balance.hpp; a slow GPU that paces a plan shows up as a
+// drift of the running plan's prediction). Its best
 // plan is taken only when
 //   - it saves at least `min_improvement` of the running plan's predicted
 //     iteration, and at least `sigmas` standard deviations of that saving

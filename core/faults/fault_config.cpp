@@ -175,8 +175,11 @@ FaultEvent read_event(YamlFields& f, const std::string& where) {
   };
   if (kind == "slow") {
     e.kind = FaultEventKind::Slow;
+    if (f.has("gpu") == f.has("node"))
+      f.fail(f.has("gpu") ? "node" : "gpu",
+             "expected one of gpu (a GPU index) or node (a host index, all its GPUs)");
     e.gpu = nonnegative_int(f, "gpu", -1);
-    if (!f.has("gpu")) f.fail("gpu", "missing; expected a GPU index");
+    e.node = nonnegative_int(f, "node", -1);
     e.factor = number(f, "factor", 1, 1e6, false, "a slowdown factor >= 1");
     at();
     span();

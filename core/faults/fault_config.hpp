@@ -69,7 +69,8 @@ enum class FaultEventKind { Slow, Degrade, Background, Tenant, Jitter, Fail, Kil
 const char* to_string(FaultEventKind kind);
 
 /// One scheduled event; which fields mean something depends on `kind`:
-///   slow:       gpu, factor (> 1: that much slower), at, duration
+///   slow:       gpu or node (every GPU of that host), factor (> 1: that much
+///               slower), at, duration
 ///   degrade:    link or scope (inter_node: every link that leaves a host;
 ///               intra_node: every link inside one), fraction (of bandwidth
 ///               left, (0, 1]), at, duration
@@ -84,6 +85,7 @@ struct FaultEvent {
   FaultEventKind kind = FaultEventKind::Slow;
   std::string where;  // "file:line:col: faults.events[3]" for later messages
   int gpu = -1;
+  int node = -1;  // slow: a whole host instead of one GPU
   double factor = 1;
   std::string link;
   std::string scope;  // degrade: "inter_node" or "intra_node" instead of a link

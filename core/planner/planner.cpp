@@ -97,8 +97,9 @@ std::optional<ReferenceStanding> stand(const PlannerInput& in, double usable_byt
   r.ranked.plan = plan;
   r.ranked.label = plan.label();
   if (r.valid) {
-    r.ranked.estimate =
-        estimate_iteration(in.model, in.device, in.cluster, plan, in.seq_len, in.options);
+    r.ranked.estimate = with_slow_gpus(
+        estimate_iteration(in.model, in.device, in.cluster, plan, in.seq_len, in.options), plan,
+        in.slow_gpus);
     r.fits_memory = r.ranked.estimate.memory.total_bytes() <= usable_bytes;
   }
   r.rank = 1;
@@ -167,8 +168,9 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
       have_profile = true;
     }
     ++stats.evaluated;
-    const Candidate c{
-        plan, estimate_iteration(in.model, in.device, in.cluster, plan, profile, in.options)};
+    const Candidate c{plan, with_slow_gpus(estimate_iteration(in.model, in.device, in.cluster, plan,
+                                                              profile, in.options),
+                                           plan, in.slow_gpus)};
     if (c.estimate.total_ns < reference_ns) ++faster_than_reference;
     if (top.would_keep(c.estimate.total_ns)) top.offer(c);
   });

@@ -11,6 +11,7 @@
 #include "core/cost/cluster_view.hpp"
 #include "core/cost/cost_options.hpp"
 #include "core/cost/estimate.hpp"
+#include "core/cost/speed_balance.hpp"
 #include "core/device_spec.hpp"
 #include "core/model_spec.hpp"
 #include "core/parallel_plan.hpp"
@@ -30,6 +31,10 @@ struct PlannerInput {
   CostOptions options;
   /// A plan to place among the ranked ones (e.g. the scenario's own).
   std::optional<ParallelPlan> reference;
+  /// GPUs slower than the device (by index; rank r runs on GPU r): each
+  /// plan is estimated as the balance module would run it there
+  /// (core/cost/speed_balance.hpp). Empty: every GPU is the device.
+  std::vector<SlowGpu> slow_gpus;
 };
 
 struct PlannerOptions {

@@ -16,7 +16,10 @@ double scenario_slowdown(const core::Scenario& scenario, int rank) {
       throw core::InputError(e.where +
                              ": the hw executor runs slow events for the whole run; expected "
                              "no 'at' and no 'duration'");
-    if (e.gpu == rank) factor *= e.factor;
+    const bool on_rank = e.node >= 0 ? rank < scenario.topology.gpu_count() &&
+                                           scenario.topology.host_of_gpu(rank) == e.node
+                                     : e.gpu == rank;
+    if (on_rank) factor *= e.factor;
   }
   return factor;
 }

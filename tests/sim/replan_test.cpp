@@ -20,6 +20,8 @@ namespace {
 
 const std::string kBandwidth =
     std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/adapt-replan-bandwidth.yaml";
+const std::string kSlowNodes =
+    std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/adapt-replan-slow-nodes.yaml";
 const std::string kSmall = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/small.yaml";
 
 std::vector<core::TakenDirective> replans(const sim::RunSummary& run) {
@@ -138,4 +140,58 @@ TEST_CASE("replan on is never slower than off on the adaptation scenarios") {
     const sim::RunSummary without = sim::run_scenario(core::load_scenario(file, off));
     CHECK(with.tokens_per_s() >= 0.99 * without.tokens_per_s());
   }
+}
+
+TEST_CASE("4 of 32 nodes at 0.6x: the re-plan moves off FSDP and reaches the oracle") {
+  const core::Scenario s = core::load_scenario(kSlowNodes);
+  const sim::RunSummary adaptive = sim::run_scenario(s);
+  const sim::RunSummary fixed =
+      sim::run_scenario(core::load_scenario(kSlowNodes, {"policy.replan=off"}));
+  // The nodes slow at 300 s, during iteration 20 of 14.569 s ones (as in
+  // the bandwidth scenario): iteration 21 is the first that runs slow.
+  const std::int64_t changed_at = 21;
+  const auto taken = replans(adaptive);
+  REQUIRE(taken.size() == 1);
+  CHECK(taken.front().iteration > changed_at);
+  CHECK(taken.front().iteration <= changed_at + 50);
+  // Under FSDP every replica runs its 8 micro-batches, so the slow GPUs
+  // pace the iteration: the passes take 1/0.6 = 1.67x. The static run's
+  // balance module has nothing to move (no directive) and its last
+  // iteration is far below the oracle.
+  CHECK(fixed.directives.empty());
+  CHECK(fixed.last.iteration_ns > 1.4 * static_cast<double>(fixed.healthy_iteration_ns));
+  // The oracle (the planner told the slow GPUs, its plan simulated with
+  // micro-batches re-balanced by replica speed) leaves FSDP; the adaptive
+  // run ends on a plan that re-balances, and its last iteration reaches at
+  // least 95% of the oracle's throughput, switch included over the run.
+  REQUIRE(adaptive.oracle.has_value());
+  CHECK(adaptive.oracle->plan.replicas_may_differ());
+  CHECK(adaptive.final_plan.replicas_may_differ());
+  CHECK(adaptive.last.tokens_per_s >= 0.95 * adaptive.oracle->tokens_per_s);
+  CHECK(adaptive.tokens_per_s() > 1.15 * fixed.tokens_per_s());
+}
+
+TEST_CASE("the planner told of slow GPUs ranks by the balanced iteration") {
+  // The healthy planner's favourite on this cluster is the scenario's FSDP
+  // plan; with nodes 3, 11, 19 and 27 at 1/0.6 it is not, since FSDP
+  // cannot give the slow replicas fewer micro-batches.
+  const core::Scenario s = core::load_scenario(kSlowNodes);
+  core::PlannerInput in = core::planner_input_of(s);
+  core::PlannerOptions one;
+  one.top_k = 1;
+  const core::PlanSearch healthy = core::search_plans(in, one);
+  REQUIRE_FALSE(healthy.top.empty());
+  CHECK(healthy.top.front().plan.label() == s.plan.label());
+  for (int node : {3, 11, 19, 27})
+    for (int g = 8 * node; g < 8 * node + 8; ++g) in.slow_gpus.push_back({g, 1 / 0.6});
+  in.reference = s.plan;
+  const core::PlanSearch slow = core::search_plans(in, one);
+  REQUIRE_FALSE(slow.top.empty());
+  CHECK(slow.top.front().plan.replicas_may_differ());
+  // The FSDP plan's passes and bubble stretch by 1/0.6 (every replica runs
+  // 8 micro-batches at the slowest GPU's pace), so it ranks well behind.
+  REQUIRE(slow.reference.has_value());
+  CHECK(slow.reference->rank > 1);
+  CHECK(slow.reference->ranked.estimate.total_ns >
+        1.3 * static_cast<double>(slow.top.front().estimate.total_ns));
 }

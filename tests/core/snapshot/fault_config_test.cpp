@@ -122,6 +122,15 @@ TEST_CASE("bad fault config values name the file, line and field") {
       error_of("faults:\n  events:\n    - {kind: fail, target: rack, id: 1, at: 1h}\n");
   CHECK(e5.find("faults.events[0].target") != std::string::npos);
 
+  // A slow event names one GPU or one node (a whole host), not both, not neither.
+  const std::string e7 =
+      error_of("faults:\n  events:\n    - {kind: slow, gpu: 3, node: 1, factor: 2}\n");
+  CHECK(e7.find("faults.events[0].node") != std::string::npos);
+  CHECK(e7.find("expected one of gpu (a GPU index) or node") != std::string::npos);
+  const std::string e8 = error_of("faults:\n  events:\n    - {kind: slow, factor: 2}\n");
+  CHECK(e8.find("faults.events[0].gpu") != std::string::npos);
+  CHECK(read("faults:\n  events:\n    - {kind: slow, node: 5, factor: 2}\n").events[0].node == 5);
+
   const std::string e6 = error_of("faults:\n  events:\n    - {kind: melt}\n");
   CHECK(e6.find("expected one of slow, degrade, background, tenant, jitter, fail") !=
         std::string::npos);

@@ -1,0 +1,205 @@
+#include "core/cost/speed_balance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <utility>
+
+#include "core/rank_layout.hpp"
+
+namespace parashift::core {
+namespace {
+
+// A replica's pace: its slowest stage's slowdown and the mean of its stages'.
+struct Pace {
+  int replica = -1;  // -1: every healthy replica
+  double slowest = 1;
+  double mean = 1;
+};
+
+// The slow replicas of `plan`, ascending by replica; empty when no GPU it
+// uses is slow.
+std::vector<Pace> slow_replicas(const ParallelPlan& plan, const std::vector<SlowGpu>& slow) {
+  struct Stage {
+    int replica, stage;
+    double factor;
+  };
+  std::vector<Stage> stages;
+  const RankLayout layout(plan);
+  for (const SlowGpu& g : slow) {
+    if (g.gpu < 0 || g.gpu >= layout.ranks() || !(g.factor > 1)) continue;
+    const RankCoord c = layout.coord(g.gpu);
+    stages.push_back({c.dp, c.pp, g.factor});
+  }
+  std::sort(stages.begin(), stages.end(), [](const Stage& a, const Stage& b) {
+    return a.replica != b.replica ? a.replica < b.replica : a.stage < b.stage;
+  });
+  std::vector<Pace> out;
+  for (std::size_t i = 0; i < stages.size();) {
+    Pace p{stages[i].replica, 1.0, 0.0};
+    int slow_stages = 0;
+    while (i < stages.size() && stages[i].replica == p.replica) {
+      // A stage runs at its slowest GPU's pace.
+      const int stage = stages[i].stage;
+      double f = 1;
+      for (; i < stages.size() && stages[i].replica == p.replica && stages[i].stage == stage; ++i)
+        f = std::max(f, stages[i].factor);
+      p.slowest = std::max(p.slowest, f);
+      p.mean += f;
+      ++slow_stages;
+    }
+    p.mean = (p.mean + (plan.pp - slow_stages)) / plan.pp;
+    out.push_back(p);
+  }
+  return out;
+}
+
+// In units of a healthy micro-batch's stage time t.
+struct Shape {
+  double beta = 0;  // fill and drain
+  int step = 1;     // micro-batches a replica takes at a time
+  int per_replica = 1;
+  int total = 1;
+};
+
+double replica_time(const Pace& p, const Shape& s, int micro_batches) {
+  return p.slowest * micro_batches + s.beta * p.mean;
+}
+
+// The most micro-batches (a multiple of step) `p` runs within `level`.
+int fits(const Pace& p, const Shape& s, double level) {
+  const double units = (level - s.beta * p.mean) / (p.slowest * s.step);
+  return s.step * static_cast<int>(std::floor(units + 1e-9));
+}
+
+// The least level at which every replica holds at least one step and all of
+// them together the whole batch; `paces` has the healthy class first when
+// `healthy` > 0 replicas are healthy.
+double balanced_level(const std::vector<Pace>& paces, int healthy, const Shape& s) {
+  auto total_at = [&](double level) {
+    long long n = 0;
+    for (const Pace& p : paces) {
+      const int m = fits(p, s, level);
+      if (m < s.step) return -1LL;
+      n += static_cast<long long>(m) * (p.replica < 0 ? healthy : 1);
+    }
+    return n;
+  };
+  // The optimum is some pace's time at a whole number of steps: search each.
+  double best = std::numeric_limits<double>::infinity();
+  for (const Pace& p : paces) {
+    int lo = 1, hi = s.total / s.step;
+    if (total_at(replica_time(p, s, hi * s.step)) < s.total) continue;
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (total_at(replica_time(p, s, mid * s.step)) >= s.total)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    best = std::min(best, replica_time(p, s, lo * s.step));
+  }
+  return best;
+}
+
+struct Balanced {
+  double stretch = 1;
+  std::vector<int> shares;
+};
+
+Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
+                 const std::vector<SlowGpu>& slow, bool want_shares) {
+  Balanced out;
+  if (slow.empty()) return out;
+  std::vector<Pace> paces = slow_replicas(plan, slow);
+  if (paces.empty()) return out;
+  Shape s;
+  s.per_replica = plan.micro_batches();
+  s.total = s.per_replica * plan.dp;
+  s.step = plan.virtual_stages > 1 ? plan.pp : 1;
+  const double passes =
+      static_cast<double>(healthy.forward_ns + healthy.backward_ns + healthy.recompute_ns);
+  if (!(passes > 0) || s.per_replica < 1) return out;
+  const double t = passes / s.per_replica;
+  s.beta = static_cast<double>(healthy.bubble_ns) / t;
+  const double healthy_level = s.per_replica + s.beta;
+  const int healthy_count = plan.dp - static_cast<int>(paces.size());
+
+  if (!plan.replicas_may_differ() || plan.dp < 2) {
+    double level = healthy_count > 0 ? healthy_level : 0;
+    for (const Pace& p : paces) level = std::max(level, replica_time(p, s, s.per_replica));
+    out.stretch = level / healthy_level;
+    return out;
+  }
+  if (healthy_count > 0) paces.insert(paces.begin(), Pace{});
+  const double level = balanced_level(paces, healthy_count, s);
+  if (!std::isfinite(level)) return out;  // cannot happen for a valid plan; stay healthy
+  out.stretch = level / healthy_level;
+  if (!want_shares) return out;
+
+  // Each replica's most within the level, then the excess taken back one
+  // step at a time from the replica that stays busiest without it (ties:
+  // the lowest index), never below one step; the level stays the slowest.
+  out.shares.assign(static_cast<std::size_t>(plan.dp), 0);
+  std::vector<const Pace*> pace_of(static_cast<std::size_t>(plan.dp),
+                                   healthy_count > 0 ? &paces.front() : nullptr);
+  for (const Pace& p : paces)
+    if (p.replica >= 0) pace_of[static_cast<std::size_t>(p.replica)] = &p;
+  using Entry = std::pair<double, int>;  // (time a step fewer, -replica): largest first
+  std::priority_queue<Entry> last;
+  long long sum = 0;
+  for (int d = 0; d < plan.dp; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    out.shares[i] = fits(*pace_of[i], s, level);
+    sum += out.shares[i];
+    if (out.shares[i] > s.step)
+      last.emplace(replica_time(*pace_of[i], s, out.shares[i] - s.step), -d);
+  }
+  for (; sum > s.total && !last.empty(); sum -= s.step) {
+    const auto i = static_cast<std::size_t>(-last.top().second);
+    last.pop();
+    out.shares[i] -= s.step;
+    if (out.shares[i] > s.step)
+      last.emplace(replica_time(*pace_of[i], s, out.shares[i] - s.step), -static_cast<int>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+SpeedBalance balance_by_speed(const ParallelPlan& plan, const IterationEstimate& healthy,
+                              const std::vector<SlowGpu>& slow) {
+  const Balanced b = balance(plan, healthy, slow, true);
+  return {b.shares, b.stretch};
+}
+
+IterationEstimate with_slow_gpus(const IterationEstimate& healthy, const ParallelPlan& plan,
+                                 const std::vector<SlowGpu>& slow) {
+  const double stretch = balance(plan, healthy, slow, false).stretch;
+  if (stretch == 1) return healthy;
+  IterationEstimate e = healthy;
+  auto scale = [&](TimeNs& t) {
+    t = static_cast<TimeNs>(std::llround(static_cast<double>(t) * stretch));
+  };
+  scale(e.forward_ns);
+  scale(e.backward_ns);
+  scale(e.recompute_ns);
+  scale(e.bubble_ns);
+  e.total_ns = healthy.total_ns + (e.forward_ns - healthy.forward_ns) +
+               (e.backward_ns - healthy.backward_ns) + (e.recompute_ns - healthy.recompute_ns) +
+               (e.bubble_ns - healthy.bubble_ns);
+  const double ratio = static_cast<double>(healthy.total_ns) / static_cast<double>(e.total_ns);
+  e.mfu = healthy.mfu * ratio;
+  e.tokens_per_s = healthy.tokens_per_s * ratio;
+  return e;
+}
+
+std::vector<SlowGpu> slow_gpus_of(const std::vector<double>& gpu_slowdown) {
+  std::vector<SlowGpu> out;
+  for (std::size_t g = 0; g < gpu_slowdown.size(); ++g)
+    if (gpu_slowdown[g] > 1) out.push_back({static_cast<int>(g), gpu_slowdown[g]});
+  return out;
+}
+
+}  // namespace parashift::core
