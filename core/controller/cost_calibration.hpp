@@ -96,9 +96,9 @@ class CostCalibration {
   /// the others). 1: no rank is slow, or nothing measured yet.
   double rank_stretch() const { return stretch_; }
   /// The ranks of the running plan slower than jitter explains, each as a
-  /// GPU (rank r on GPU r) with its compute factor, 1 + its smoothed speed's
-  /// excess over the jitter floor (the same excess rank_stretch() uses).
-  /// Empty: none, or nothing measured yet.
+  /// GPU (rank r on GPU r) with its compute factor: 1 + the excess of its
+  /// smoothed speed over the median rank's plus the jitter floor, over the
+  /// median rank's. Empty: none, or nothing measured yet.
   std::vector<SlowGpu> slow_ranks() const;
   /// The running plan's iteration on the calibrated model with the slow
   /// ranks' GPUs balanced as the balance module would (core/cost/speed_balance):
@@ -158,6 +158,7 @@ class CostCalibration {
   std::string rank_speed_plan_;
   double stretch_ = 1.0;
   double speed_floor_ = 0;  // the jitter floor of the latest update
+  double speed_mid_ = 0;    // the median rank's speed then
   /// The preset's work profile of `plan` and the three with one compute
   /// efficiency doubled, kept while the plan stays (rows() runs per report).
   struct Profiles {

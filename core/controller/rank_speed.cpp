@@ -20,9 +20,14 @@ TimeNs CostCalibration::predict_observed_ns(const ParallelPlan& plan) const {
 
 std::vector<SlowGpu> CostCalibration::slow_ranks() const {
   std::vector<SlowGpu> out;
+  // Against the median rank, not the model: ranks all off the model
+  // together are the factors' business, and a plan comparison is between
+  // ranks of one cluster.
+  if (!(speed_mid_ > 0)) return out;
   for (std::size_t r = 0; r < rank_speed_.size(); ++r) {
-    const double excess = rank_speed_[r] - 1.0 - speed_floor_;
-    if (rank_speed_[r] > 0 && excess > 0) out.push_back({static_cast<int>(r), 1.0 + excess});
+    const double excess = rank_speed_[r] - speed_mid_ - speed_floor_;
+    if (rank_speed_[r] > 0 && excess > 0)
+      out.push_back({static_cast<int>(r), 1.0 + excess / speed_mid_});
   }
   return out;
 }
@@ -71,6 +76,7 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
   for (double& s : speeds) s = std::abs(s - mid);
   const double floor = 3.0 * 1.4826 * lower_median(speeds);
   speed_floor_ = floor;
+  speed_mid_ = mid;
   double busiest = 0, critical = 0;
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
     const RankRatio& x = rank_ratio_[r];

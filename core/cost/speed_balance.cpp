@@ -73,34 +73,57 @@ int fits(const Pace& p, const Shape& s, double level) {
   return s.step * static_cast<int>(std::floor(units + 1e-9));
 }
 
+// Replicas of one pace, `count` of them.
+struct PaceClass {
+  Pace pace;
+  long long count = 0;
+};
+
 // The least level at which every replica holds at least one step and all of
-// them together the whole batch; `paces` has the healthy class first when
-// `healthy` > 0 replicas are healthy.
-double balanced_level(const std::vector<Pace>& paces, int healthy, const Shape& s) {
+// them together the whole batch.
+double balanced_level(const std::vector<PaceClass>& classes, const Shape& s) {
   auto total_at = [&](double level) {
     long long n = 0;
-    for (const Pace& p : paces) {
-      const int m = fits(p, s, level);
+    for (const PaceClass& c : classes) {
+      const int m = fits(c.pace, s, level);
       if (m < s.step) return -1LL;
-      n += static_cast<long long>(m) * (p.replica < 0 ? healthy : 1);
+      n += static_cast<long long>(m) * c.count;
     }
     return n;
   };
   // The optimum is some pace's time at a whole number of steps: search each.
   double best = std::numeric_limits<double>::infinity();
-  for (const Pace& p : paces) {
+  for (const PaceClass& c : classes) {
     int lo = 1, hi = s.total / s.step;
-    if (total_at(replica_time(p, s, hi * s.step)) < s.total) continue;
+    if (total_at(replica_time(c.pace, s, hi * s.step)) < s.total) continue;
     while (lo < hi) {
       const int mid = lo + (hi - lo) / 2;
-      if (total_at(replica_time(p, s, mid * s.step)) >= s.total)
+      if (total_at(replica_time(c.pace, s, mid * s.step)) >= s.total)
         hi = mid;
       else
         lo = mid + 1;
     }
-    best = std::min(best, replica_time(p, s, lo * s.step));
+    best = std::min(best, replica_time(c.pace, s, lo * s.step));
   }
   return best;
+}
+
+// The distinct paces of `slow` (one per replica) and the healthy one.
+std::vector<PaceClass> classes_of(std::vector<Pace> slow, int dp) {
+  std::vector<PaceClass> out;
+  const long long healthy = dp - static_cast<long long>(slow.size());
+  if (healthy > 0) out.push_back({Pace{}, healthy});
+  std::sort(slow.begin(), slow.end(), [](const Pace& a, const Pace& b) {
+    return a.slowest != b.slowest ? a.slowest < b.slowest : a.mean < b.mean;
+  });
+  for (const Pace& p : slow) {
+    if (!out.empty() && out.back().pace.replica >= 0 && out.back().pace.slowest == p.slowest &&
+        out.back().pace.mean == p.mean)
+      ++out.back().count;
+    else
+      out.push_back({p, 1});
+  }
+  return out;
 }
 
 struct Balanced {
@@ -132,8 +155,7 @@ Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
     out.stretch = level / healthy_level;
     return out;
   }
-  if (healthy_count > 0) paces.insert(paces.begin(), Pace{});
-  const double level = balanced_level(paces, healthy_count, s);
+  const double level = balanced_level(classes_of(paces, plan.dp), s);
   if (!std::isfinite(level)) return out;  // cannot happen for a valid plan; stay healthy
   out.stretch = level / healthy_level;
   if (!want_shares) return out;
@@ -142,10 +164,9 @@ Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
   // step at a time from the replica that stays busiest without it (ties:
   // the lowest index), never below one step; the level stays the slowest.
   out.shares.assign(static_cast<std::size_t>(plan.dp), 0);
-  std::vector<const Pace*> pace_of(static_cast<std::size_t>(plan.dp),
-                                   healthy_count > 0 ? &paces.front() : nullptr);
-  for (const Pace& p : paces)
-    if (p.replica >= 0) pace_of[static_cast<std::size_t>(p.replica)] = &p;
+  const Pace healthy_pace;
+  std::vector<const Pace*> pace_of(static_cast<std::size_t>(plan.dp), &healthy_pace);
+  for (const Pace& p : paces) pace_of[static_cast<std::size_t>(p.replica)] = &p;
   using Entry = std::pair<double, int>;  // (time a step fewer, -replica): largest first
   std::priority_queue<Entry> last;
   long long sum = 0;

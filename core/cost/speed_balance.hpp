@@ -47,7 +47,8 @@ struct SpeedBalance {
 /// The balanced shares and stretch of `plan` with `slow` GPUs (GPUs beyond
 /// the plan's ranks ignored), from the healthy estimate's passes and
 /// bubble. Allocation-free when `slow` is empty; otherwise O(s log s +
-/// s^2 log M) for s slow GPUs and M micro-batches.
+/// c^2 log M) for s slow GPUs, c distinct replica paces and M micro-batches
+/// (the shares: O(dp log dp) more).
 SpeedBalance balance_by_speed(const ParallelPlan& plan, const IterationEstimate& healthy,
                               const std::vector<SlowGpu>& slow);
 
