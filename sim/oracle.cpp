@@ -29,7 +29,8 @@ OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns) {
 
   core::PlannerInput in = core::planner_input_of(scenario, truth);
   in.device = scenario.truth.device(scenario.device);
-  in.slow_gpus = core::slow_gpus_of(state.gpu_slowdown);
+  for (core::DeviceGroup& g : in.device_groups) g.device = scenario.truth.device(g.device);
+  in.gpu_factors = core::gpu_factors_of(state.gpu_slowdown);
   core::PlannerOptions options;
   options.top_k = 1;
   const core::PlanSearch found = core::search_plans(in, options);
@@ -44,7 +45,7 @@ OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns) {
   const core::SpeedBalance shares = core::balance_by_speed(
       at.plan,
       core::estimate_iteration(in.model, in.device, in.cluster, at.plan, in.seq_len, in.options),
-      in.slow_gpus);
+      core::plan_gpu_factors(in, at.plan));
   if (!shares.micro_batches_per_replica.empty())
     backend.apply(core::Directive{core::RebalanceDirective{shares.micro_batches_per_replica},
                                   "oracle: micro-batches by replica speed", 0});

@@ -2,7 +2,8 @@
 // offline on the cluster as it truly is at some moment (the scenario's
 // hidden truth and the slowdown events active then, which the policy never
 // reads), and its best plan simulated in that state. The planner sees one
-// device, one link rate per class and each slow GPU (its plans estimated
+// device (and the compute factor of each other device group), one link
+// rate per class and each slow GPU (its plans estimated
 // with micro-batches re-balanced by replica speed, core/cost/speed_balance,
 // and the oracle's plan simulated with those shares); a single slow link is
 // in the simulated time of the oracle's plan, not in its choice.

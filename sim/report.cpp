@@ -110,7 +110,9 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
   out << "model         " << scenario.model.name << " ("
       << fmt("%.1f", scenario.model.total_params() / 1e9) << "B params, seq "
       << scenario.training.seq_len << ")\n";
-  out << "cluster       " << scenario.topology.gpu_count() << " x " << scenario.device.name
+  out << "cluster       "
+      << core::describe_devices(scenario.device_groups, scenario.device,
+                                scenario.topology.gpu_count())
       << " on " << scenario.topology_source.describe() << "\n";
   out << "plan          " << scenario.plan.label() << ", global batch "
       << scenario.plan.global_batch << " (" << scenario.plan.micro_batches()

@@ -35,7 +35,12 @@ SimBackend::SimBackend(const core::Scenario& scenario)
       truth_topology_(truth_links(scenario)),
       truth_device_(scenario.truth.device(scenario.device)),
       paths_(truth_topology_ ? *truth_topology_ : scenario.topology),
-      slowdowns_(events_of(scenario), paths_.topology(), scenario.run.seed) {}
+      slowdowns_(events_of(scenario), paths_.topology(), scenario.run.seed) {
+  for (core::DeviceGroup g : scenario.device_groups) {
+    g.device = scenario.truth.device(g.device);
+    truth_groups_.push_back(std::move(g));
+  }
+}
 
 core::Capabilities SimBackend::capabilities() const {
   core::Capabilities caps;
@@ -105,6 +110,14 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     return report;
   }
   ClusterState cluster = slowdowns_.at(now_ns_, iteration_);
+  // GPUs of another device type compute at their factor on the plan's work.
+  for (const core::GpuFactor& g :
+       core::group_factors(truth_groups_, scenario_.model, truth_device_, plan,
+                           scenario_.training.seq_len, core::CostOptions{})) {
+    if (cluster.gpu_slowdown.empty())
+      cluster.gpu_slowdown.assign(static_cast<std::size_t>(paths_.topology().gpu_count()), 1.0);
+    cluster.gpu_slowdown[static_cast<std::size_t>(g.gpu)] *= g.factor;
+  }
   Key key{plan.label(), plan.global_batch, layers_per_virtual_stage_, micro_batches_per_replica_,
           cluster};
   if (!last_key_ || !(*last_key_ == key)) {

@@ -89,6 +89,8 @@ class SimBackend : public core::Backend {
   // changes their rates, and its device efficiencies. The policy sees the preset.
   std::optional<topo::Topology> truth_topology_;
   core::DeviceSpec truth_device_;
+  // The device groups as they really are (`cluster.groups` with the truth's factors).
+  std::vector<core::DeviceGroup> truth_groups_;
   PathModel paths_;
   Slowdowns slowdowns_;
   std::vector<int> layers_per_virtual_stage_;

@@ -198,8 +198,8 @@ std::optional<Balancer::Candidate> Balancer::rebalance(const PolicyContext& cont
   std::ostringstream reason;
   reason.precision(3);
   reason << "replica " << slowest << " paces the iteration; micro-batches per replica "
-         << format_int_list(now_micro) << " -> " << format_int_list(new_micro)
-         << " (global batch kept: " << total << "); iteration " << ms(now_ns) << " -> "
+         << format_int_list(now_micro) << " -> " << format_int_list(new_micro) << " (" << total
+         << " micro-batches in all: the global batch kept); iteration " << ms(now_ns) << " -> "
          << ms(new_ns) << " ms; no state moves: cost 0 s; saves " << c.gain_s << " s over "
          << remaining << " iterations";
   c.directive = Directive{RebalanceDirective{new_micro}, reason.str(), c.gain_s};

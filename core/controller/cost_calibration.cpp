@@ -1,10 +1,12 @@
 #include "core/controller/cost_calibration.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <string_view>
 
 #include "core/assert.hpp"
 #include "core/controller/lower_median.hpp"
@@ -55,13 +57,30 @@ double median(std::vector<double> v) {
   return lower_median(v);
 }
 
-// "tp[stage 3, replica 0]" / "dp[stage 2]" / "dp[stage 2, cp 1]": the stage, or -1.
-int stage_of_group(const std::string& name, const char* prefix) {
+// A group name's coordinates: "tp[stage 3, replica 0]", "dp[stage 2]",
+// "dp[stage 2, cp 1]". Parsed by hand (per group, per report: 4,096 names
+// at 16K GPUs); -1 for a field absent or another prefix.
+struct GroupName {
   int stage = -1;
-  const std::string pattern = std::string(prefix) + "[stage %d";
-  if (name.rfind(std::string(prefix) + "[", 0) != 0) return -1;
-  if (std::sscanf(name.c_str(), pattern.c_str(), &stage) != 1) return -1;
-  return stage;
+  int replica = -1;
+};
+
+GroupName parse_group(std::string_view name, std::string_view prefix) {
+  GroupName g;
+  auto number = [&](std::string_view key) {
+    if (name.substr(0, key.size()) != key) return -1;
+    name.remove_prefix(key.size());
+    int v = -1;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), v);
+    if (ec != std::errc()) return -1;
+    name.remove_prefix(static_cast<std::size_t>(end - name.data()));
+    return v;
+  };
+  if (name.substr(0, prefix.size()) != prefix) return g;
+  name.remove_prefix(prefix.size());
+  g.stage = number("[stage ");
+  if (g.stage >= 0) g.replica = number(", replica ");
+  return g;
 }
 
 }  // namespace
@@ -102,13 +121,18 @@ ClusterView CostCalibration::cluster() const {
   return cluster_at(theta_);
 }
 
-DeviceSpec CostCalibration::device_at(const Row& theta) const {
-  DeviceSpec d = preset_.device;
+DeviceSpec CostCalibration::calibrated(DeviceSpec d, const Row& theta) {
   d.efficiency.gemm_max /= clamped(theta(kGemm));
   d.efficiency.fp8_gemm_max /= clamped(theta(kGemm));
   d.efficiency.attention /= clamped(theta(kAttention));
   d.efficiency.memory /= clamped(theta(kMemory));
   return d;
+}
+
+std::vector<DeviceGroup> CostCalibration::device_groups() const {
+  std::vector<DeviceGroup> out = preset_.device_groups;
+  for (DeviceGroup& g : out) g.device = calibrated(g.device, theta_);
+  return out;
 }
 
 ClusterView CostCalibration::cluster_at(const Row& theta) const {
@@ -165,6 +189,13 @@ const CostCalibration::Profiles& CostCalibration::profiles(const ParallelPlan& p
     if (k == kMemory) d.efficiency.memory *= 2;
     profiles_.doubled[static_cast<std::size_t>(k)] = preset_.work(d, plan);
   }
+  profiles_.rank_factor.clear();
+  if (!preset_.device_groups.empty()) {
+    profiles_.rank_factor.assign(static_cast<std::size_t>(plan.gpus()), 1.0);
+    for (const GpuFactor& g : group_factors(preset_.device_groups, preset_.model, preset_.device,
+                                            plan, preset_.seq_len, preset_.options))
+      if (g.gpu < plan.gpus()) profiles_.rank_factor[static_cast<std::size_t>(g.gpu)] = g.factor;
+  }
   profiles_.plan_label = std::move(label);
   return profiles_;
 }
@@ -177,6 +208,9 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
   const WorkProfile& base = prof.base;
   const std::array<WorkProfile, 3>& doubled = prof.doubled;
   const RankLayout layout(plan);
+  auto rank_factor = [&](std::size_t r) {
+    return r < prof.rank_factor.size() ? prof.rank_factor[r] : 1.0;
+  };
   std::vector<std::pair<Expected, double>> out;
   // Compute: per stage, the median rank's measured time over its expected one
   // (a straggler is the straggler detector's business, not a calibration).
@@ -188,21 +222,26 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                                                fixed_compute_ns(base, s == 0, s == plan.pp - 1);
   const int measured = std::min(layout.ranks(), static_cast<int>(report.rank_compute_ns.size()));
   rank_ratio_.assign(static_cast<std::size_t>(measured), RankRatio{});
+  ranks_per_replica_ = plan.tp * plan.cp;
+  dp_ = plan.dp;
   stage_model_.assign(static_cast<std::size_t>(plan.pp), Expected{});
   // Megatron's order (core/rank_layout.hpp): tp fastest, then cp, dp, pp.
   const int per_replica = plan.tp * plan.cp;
   const int per_stage = per_replica * plan.dp;
   for (auto& v : by_stage) v.reserve(static_cast<std::size_t>(per_stage));
+  const int even = plan.micro_batches();
+  const double per_even = 1.0 / even;
   for (int r = 0; r < measured; ++r) {
     const auto stage = static_cast<std::size_t>(r / per_stage);
     const auto replica = static_cast<std::size_t>(r % per_stage / per_replica);
-    const double expected = job.micro_batches_per_replica[replica] * stage_mb_ns[stage];
+    const int m = job.micro_batches_per_replica[replica];
+    const double expected = m * stage_mb_ns[stage] * rank_factor(static_cast<std::size_t>(r));
     if (expected > 0) {
       const double ratio =
           static_cast<double>(report.rank_compute_ns[static_cast<std::size_t>(r)]) / expected;
       by_stage[stage].push_back({ratio, r});
       rank_ratio_[static_cast<std::size_t>(r)] = {ratio, static_cast<int>(stage), expected,
-                                                  plan.micro_batches() * stage_mb_ns[stage]};
+                                                  even * stage_mb_ns[stage], m * per_even};
     }
   }
   for (int s = 0; s < plan.pp; ++s) {
@@ -224,6 +263,10 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     for (int k : {kGemm, kAttention, kMemory})
       e.by_class(k) = 2.0 * (total - stage_ns(doubled[static_cast<std::size_t>(k)], m));
     e.fixed_ns = std::max(0.0, total - e.by_class.sum());
+    // The median rank's device (its group's factor on the preset's time).
+    const double f = rank_factor(static_cast<std::size_t>(r));
+    e.by_class *= f;
+    e.fixed_ns *= f;
     stage_model_[static_cast<std::size_t>(s)] = e;
     out.push_back({e, static_cast<double>(report.rank_compute_ns[r])});
   }
@@ -242,9 +285,16 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
   };
   std::map<int, std::vector<double>> tp_busy, dp_busy;
   for (const GroupComm& g : report.comm) {
-    if (const int s = stage_of_group(g.group, "tp"); s >= 0)
-      tp_busy[s].push_back(static_cast<double>(g.busy_ns));
-    if (const int s = stage_of_group(g.group, "dp"); s >= 0)
+    if (const GroupName tp = parse_group(g.group, "tp"); tp.stage >= 0) {
+      // At the plan's even share: a re-balanced replica runs more or fewer
+      // micro-batches, each with its collectives.
+      const int s = tp.stage, d = tp.replica;
+      const double m = d >= 0 && d < static_cast<int>(job.micro_batches_per_replica.size())
+                           ? job.micro_batches_per_replica[static_cast<std::size_t>(d)]
+                           : plan.micro_batches();
+      tp_busy[s].push_back(static_cast<double>(g.busy_ns) * plan.micro_batches() / m);
+    }
+    if (const int s = parse_group(g.group, "dp").stage; s >= 0)
       dp_busy[s].push_back(static_cast<double>(g.busy_ns));
   }
   const LayerWork& layer = base.layer;

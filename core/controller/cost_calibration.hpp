@@ -79,6 +79,9 @@ class CostCalibration {
   /// efficiency (link rate) divided by its time factor.
   DeviceSpec device() const;
   ClusterView cluster() const;
+  /// The preset's device groups with the same factors applied to each
+  /// group's device (empty: one device type).
+  std::vector<DeviceGroup> device_groups() const;
   /// The cost model's iteration time for `plan` on the calibrated device and cluster.
   TimeNs predict_ns(const ParallelPlan& plan) const;
   /// The running plan's next iteration as it will be measured: predict_ns
@@ -99,10 +102,11 @@ class CostCalibration {
   /// GPU (rank r on GPU r) with its compute factor: 1 + the excess of its
   /// smoothed speed over the median rank's plus the jitter floor, over the
   /// median rank's. Empty: none, or nothing measured yet.
-  std::vector<SlowGpu> slow_ranks() const;
-  /// The running plan's iteration on the calibrated model with the slow
-  /// ranks' GPUs balanced as the balance module would (core/cost/speed_balance):
-  /// what the replan module compares against the plans it could switch to.
+  const std::vector<GpuFactor>& slow_ranks() const { return slow_ranks_; }
+  /// The running plan's iteration on the calibrated model with the device
+  /// groups' and the slow ranks' GPUs balanced as the balance module would
+  /// (core/cost/speed_balance): what the replan module compares against the
+  /// plans it could switch to.
   TimeNs predict_balanced_ns(const ParallelPlan& plan) const;
   /// The standard deviation of predict_ns(a) - predict_ns(b) under the
   /// factors' posterior covariance (each plan's time linearised in the
@@ -130,7 +134,9 @@ class CostCalibration {
   void add_row(const Expected& e, double observed_ns, std::size_t index);
   /// The forgetting, this report's rows and the per-rank speeds.
   void learn(const StepReport& report, const JobModel& job);
-  DeviceSpec device_at(const Row& theta) const;
+  DeviceSpec device_at(const Row& theta) const { return calibrated(preset_.device, theta); }
+  /// `preset` with each efficiency divided by its time factor.
+  static DeviceSpec calibrated(DeviceSpec preset, const Row& theta);
   /// The factors as predictions apply them (each within its bounds).
   Row applied_factors() const;
   ClusterView cluster_at(const Row& theta) const;
@@ -145,6 +151,7 @@ class CostCalibration {
     int stage = 0;
     double stage_ns = 0;  // with its replica's micro-batches
     double even_ns = 0;   // with the plan's even share (what predict_ns assumes)
+    double share = 1;     // its replica's micro-batches over the even share
   };
   /// Each stage's compute row (by_class empty: not measured).
   mutable std::vector<Expected> stage_model_;
@@ -154,9 +161,22 @@ class CostCalibration {
   /// when the plan changes).
   void update_rank_speed(const std::string& plan_label);
   std::vector<double> rank_speed_;
-  std::vector<double> speed_scratch_;  // update_rank_speed's, kept to reuse its memory
+  std::vector<double> speed_scratch_;   // update_rank_speed's, kept to reuse its memory
+  std::vector<double> raw_scratch_;     // ... this iteration's speed per rank
+  std::vector<signed char> rank_step_;  // per rank: side of a first step seen (0: none)
   std::string rank_speed_plan_;
   double stretch_ = 1.0;
+  /// Each replica's slowest compute over the busiest stage's at the even
+  /// share, and its micro-batches over the even share (empty: nothing
+  /// measured); ranks_per_replica_ and dp_ are the running plan's tp x cp and dp.
+  struct ReplicaPace {
+    double stretch = 0;
+    double share = 1;
+  };
+  std::vector<ReplicaPace> replica_pace_;
+  std::vector<GpuFactor> slow_ranks_;
+  mutable int ranks_per_replica_ = 1;
+  mutable int dp_ = 1;
   double speed_floor_ = 0;  // the jitter floor of the latest update
   double speed_mid_ = 0;    // the median rank's speed then
   /// The preset's work profile of `plan` and the three with one compute
@@ -165,6 +185,9 @@ class CostCalibration {
     std::string plan_label;
     WorkProfile base;
     std::array<WorkProfile, 3> doubled;
+    /// Each rank's compute factor on the preset device (its group's, by
+    /// rank r on GPU r); empty: one device type.
+    std::vector<double> rank_factor;
   };
   const Profiles& profiles(const ParallelPlan& plan) const;
   mutable Profiles profiles_;

@@ -33,7 +33,8 @@ void JobRunner::set_policy(const Scenario& scenario, std::int64_t total_iteratio
                         cluster_view_of(scenario.topology, scenario.device),
                         scenario.training.seq_len,
                         CostOptions{},
-                        {}});
+                        {},
+                        scenario.device_groups});
 }
 
 void JobRunner::set_policy(const Scenario& scenario, std::int64_t total_iterations,

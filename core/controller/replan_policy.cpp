@@ -58,7 +58,8 @@ void ReplanPolicy::run(PolicyContext& context) {
   in.global_batch = job.plan.global_batch;
   in.seq_len = job.cost->seq_len;
   in.precision = job.plan.precision;
-  in.slow_gpus = calibration->slow_ranks();
+  in.gpu_factors = calibration->slow_ranks();
+  in.device_groups = calibration->device_groups();
   PlannerOptions options;
   options.top_k = 1;
   const PlanSearch found = search_plans(in, options);

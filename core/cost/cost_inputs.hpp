@@ -10,6 +10,7 @@
 
 #include "core/cost/cluster_view.hpp"
 #include "core/cost/cost_options.hpp"
+#include "core/cost/device_groups.hpp"
 #include "core/cost/estimate.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/device_spec.hpp"
@@ -27,6 +28,10 @@ struct CostInputs {
   /// One plan's work on a device whose efficiencies may differ from
   /// `device`'s (the calibration scales them); empty: core::work_profile.
   std::function<WorkProfile(const DeviceSpec&, const ParallelPlan&)> work_model;
+  /// A cluster of more than one device type (`cluster.groups`): each
+  /// group's GPUs run at their compute factor on `device`
+  /// (core/cost/device_groups.hpp). Empty: every GPU is `device`.
+  std::vector<DeviceGroup> device_groups;
 
   WorkProfile work(const DeviceSpec& on, const ParallelPlan& plan) const;
   /// The iteration of `plan` on a device and cluster (the presets, or the

@@ -11,45 +11,52 @@
 namespace parashift::core {
 namespace {
 
-// A replica's pace: its slowest stage's slowdown and the mean of its stages'.
+// A replica's pace: its slowest stage's factor and the mean of its stages'.
 struct Pace {
-  int replica = -1;  // -1: every healthy replica
+  int replica = -1;  // -1: every replica at the reference pace
   double slowest = 1;
   double mean = 1;
 };
 
-// The slow replicas of `plan`, ascending by replica; empty when no GPU it
-// uses is slow.
-std::vector<Pace> slow_replicas(const ParallelPlan& plan, const std::vector<SlowGpu>& slow) {
+// The replicas of `plan` holding a GPU whose factor is not 1, ascending by
+// replica; empty when there is none. A stage whose GPUs are not all listed
+// has some at the reference pace (factor 1) too.
+std::vector<Pace> paced_replicas(const ParallelPlan& plan, const std::vector<GpuFactor>& gpus) {
   struct Stage {
     int replica, stage;
     double factor;
   };
   std::vector<Stage> stages;
   const RankLayout layout(plan);
-  for (const SlowGpu& g : slow) {
-    if (g.gpu < 0 || g.gpu >= layout.ranks() || !(g.factor > 1)) continue;
+  for (const GpuFactor& g : gpus) {
+    if (g.gpu < 0 || g.gpu >= layout.ranks() || !(g.factor > 0) || g.factor == 1) continue;
     const RankCoord c = layout.coord(g.gpu);
     stages.push_back({c.dp, c.pp, g.factor});
   }
   std::sort(stages.begin(), stages.end(), [](const Stage& a, const Stage& b) {
     return a.replica != b.replica ? a.replica < b.replica : a.stage < b.stage;
   });
+  const int per_stage = plan.tp * plan.cp;
   std::vector<Pace> out;
   for (std::size_t i = 0; i < stages.size();) {
-    Pace p{stages[i].replica, 1.0, 0.0};
-    int slow_stages = 0;
+    Pace p{stages[i].replica, 0.0, 0.0};
+    int listed_stages = 0;
     while (i < stages.size() && stages[i].replica == p.replica) {
       // A stage runs at its slowest GPU's pace.
       const int stage = stages[i].stage;
-      double f = 1;
-      for (; i < stages.size() && stages[i].replica == p.replica && stages[i].stage == stage; ++i)
+      double f = 0;
+      int listed = 0;
+      for (; i < stages.size() && stages[i].replica == p.replica && stages[i].stage == stage; ++i) {
         f = std::max(f, stages[i].factor);
+        ++listed;
+      }
+      if (listed < per_stage) f = std::max(f, 1.0);
       p.slowest = std::max(p.slowest, f);
       p.mean += f;
-      ++slow_stages;
+      ++listed_stages;
     }
-    p.mean = (p.mean + (plan.pp - slow_stages)) / plan.pp;
+    if (listed_stages < plan.pp) p.slowest = std::max(p.slowest, 1.0);
+    p.mean = (p.mean + (plan.pp - listed_stages)) / plan.pp;
     out.push_back(p);
   }
   return out;
@@ -128,14 +135,15 @@ std::vector<PaceClass> classes_of(std::vector<Pace> slow, int dp) {
 
 struct Balanced {
   double stretch = 1;
+  double share = 1;  // the critical replica's micro-batches over the even share
   std::vector<int> shares;
 };
 
 Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
-                 const std::vector<SlowGpu>& slow, bool want_shares) {
+                 const std::vector<GpuFactor>& slow, bool want_shares) {
   Balanced out;
   if (slow.empty()) return out;
-  std::vector<Pace> paces = slow_replicas(plan, slow);
+  std::vector<Pace> paces = paced_replicas(plan, slow);
   if (paces.empty()) return out;
   Shape s;
   s.per_replica = plan.micro_batches();
@@ -155,9 +163,21 @@ Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
     out.stretch = level / healthy_level;
     return out;
   }
-  const double level = balanced_level(classes_of(paces, plan.dp), s);
+  const std::vector<PaceClass> classes = classes_of(paces, plan.dp);
+  const double level = balanced_level(classes, s);
   if (!std::isfinite(level)) return out;  // cannot happen for a valid plan; stay healthy
   out.stretch = level / healthy_level;
+  // The replica at the level (the last to finish) runs its micro-batches'
+  // transfers too: its share of them.
+  double latest = -1;
+  for (const PaceClass& c : classes) {
+    const int m = fits(c.pace, s, level);
+    const double done = replica_time(c.pace, s, m);
+    if (done > latest) {
+      latest = done;
+      out.share = static_cast<double>(m) / s.per_replica;
+    }
+  }
   if (!want_shares) return out;
 
   // Each replica's most within the level, then the excess taken back one
@@ -190,36 +210,59 @@ Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
 }  // namespace
 
 SpeedBalance balance_by_speed(const ParallelPlan& plan, const IterationEstimate& healthy,
-                              const std::vector<SlowGpu>& slow) {
+                              const std::vector<GpuFactor>& slow) {
   const Balanced b = balance(plan, healthy, slow, true);
-  return {b.shares, b.stretch};
+  return {b.shares, b.stretch, b.share};
 }
 
-IterationEstimate with_slow_gpus(const IterationEstimate& healthy, const ParallelPlan& plan,
-                                 const std::vector<SlowGpu>& slow) {
-  const double stretch = balance(plan, healthy, slow, false).stretch;
-  if (stretch == 1) return healthy;
+IterationEstimate with_gpu_factors(const IterationEstimate& healthy, const ParallelPlan& plan,
+                                   const std::vector<GpuFactor>& slow) {
+  const Balanced b = balance(plan, healthy, slow, false);
+  if (b.stretch == 1 && b.share == 1) return healthy;
   IterationEstimate e = healthy;
-  auto scale = [&](TimeNs& t) {
-    t = static_cast<TimeNs>(std::llround(static_cast<double>(t) * stretch));
+  auto scale = [](TimeNs& t, double by) {
+    t = static_cast<TimeNs>(std::llround(static_cast<double>(t) * by));
   };
-  scale(e.forward_ns);
-  scale(e.backward_ns);
-  scale(e.recompute_ns);
-  scale(e.bubble_ns);
+  scale(e.forward_ns, b.stretch);
+  scale(e.backward_ns, b.stretch);
+  scale(e.recompute_ns, b.stretch);
+  scale(e.bubble_ns, b.stretch);
+  scale(e.tp_comm_ns, b.share);
+  scale(e.cp_comm_ns, b.share);
+  scale(e.pp_comm_ns, b.share);
   e.total_ns = healthy.total_ns + (e.forward_ns - healthy.forward_ns) +
                (e.backward_ns - healthy.backward_ns) + (e.recompute_ns - healthy.recompute_ns) +
-               (e.bubble_ns - healthy.bubble_ns);
+               (e.bubble_ns - healthy.bubble_ns) + (e.tp_comm_ns - healthy.tp_comm_ns) +
+               (e.cp_comm_ns - healthy.cp_comm_ns) + (e.pp_comm_ns - healthy.pp_comm_ns);
   const double ratio = static_cast<double>(healthy.total_ns) / static_cast<double>(e.total_ns);
   e.mfu = healthy.mfu * ratio;
   e.tokens_per_s = healthy.tokens_per_s * ratio;
   return e;
 }
 
-std::vector<SlowGpu> slow_gpus_of(const std::vector<double>& gpu_slowdown) {
-  std::vector<SlowGpu> out;
+std::vector<GpuFactor> gpu_factors_of(const std::vector<double>& gpu_slowdown) {
+  std::vector<GpuFactor> out;
   for (std::size_t g = 0; g < gpu_slowdown.size(); ++g)
-    if (gpu_slowdown[g] > 1) out.push_back({static_cast<int>(g), gpu_slowdown[g]});
+    if (gpu_slowdown[g] != 1) out.push_back({static_cast<int>(g), gpu_slowdown[g]});
+  return out;
+}
+
+std::vector<GpuFactor> merge_factors(const std::vector<GpuFactor>& a,
+                                     const std::vector<GpuFactor>& b) {
+  std::vector<GpuFactor> out;
+  out.reserve(a.size() + b.size());
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && a[i].gpu < b[j].gpu)) {
+      out.push_back(a[i++]);
+    } else if (i == a.size() || b[j].gpu < a[i].gpu) {
+      out.push_back(b[j++]);
+    } else {
+      out.push_back({a[i].gpu, a[i].factor * b[j].factor});
+      ++i;
+      ++j;
+    }
+  }
   return out;
 }
 

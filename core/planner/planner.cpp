@@ -17,6 +17,7 @@ PlannerInput planner_input_of(const Scenario& scenario, const topo::Topology& to
   in.model = scenario.model;
   in.device = scenario.device;
   in.cluster = cluster_view_of(topology, scenario.device);
+  in.device_groups = scenario.device_groups;
   in.global_batch = scenario.training.global_batch;
   in.seq_len = scenario.training.seq_len;
   in.precision = scenario.training.precision;
@@ -97,9 +98,9 @@ std::optional<ReferenceStanding> stand(const PlannerInput& in, double usable_byt
   r.ranked.plan = plan;
   r.ranked.label = plan.label();
   if (r.valid) {
-    r.ranked.estimate = with_slow_gpus(
+    r.ranked.estimate = with_gpu_factors(
         estimate_iteration(in.model, in.device, in.cluster, plan, in.seq_len, in.options), plan,
-        in.slow_gpus);
+        plan_gpu_factors(in, plan));
     r.fits_memory = r.ranked.estimate.memory.total_bytes() <= usable_bytes;
   }
   r.rank = 1;
@@ -118,6 +119,13 @@ bool same_plan(const ParallelPlan& a, const ParallelPlan& b) {
 
 }  // namespace
 
+std::vector<GpuFactor> plan_gpu_factors(const PlannerInput& in, const ParallelPlan& plan) {
+  if (in.device_groups.empty()) return in.gpu_factors;
+  return merge_factors(
+      group_factors(in.device_groups, in.model, in.device, plan, in.seq_len, in.options),
+      in.gpu_factors);
+}
+
 double usable_memory_bytes(const DeviceSpec& device, double margin) {
   return device.hbm_bytes * (1.0 - margin);
 }
@@ -130,7 +138,9 @@ bool ranks_before(const RankedPlan& a, const RankedPlan& b) {
 PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   PlanSearch result;
-  const double usable_bytes = usable_memory_bytes(in.device, options.memory_margin);
+  DeviceSpec least = in.device;
+  least.hbm_bytes = least_hbm_bytes(in.device_groups, in.device);
+  const double usable_bytes = usable_memory_bytes(least, options.memory_margin);
   result.reference = stand(in, usable_bytes);
   const TimeNs reference_ns =
       result.reference && result.reference->valid ? result.reference->ranked.estimate.total_ns : 0;
@@ -150,6 +160,7 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
   WorkProfile profile;
   ProfileKey cached{};
   bool have_profile = false;
+  std::vector<GpuFactor> factors = in.gpu_factors;
   std::int64_t faster_than_reference = 0;
   space.for_each([&](const ParallelPlan& plan) {
     ++stats.enumerated;
@@ -164,13 +175,15 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
     const ProfileKey key = profile_key(plan);
     if (!have_profile || !(key == cached)) {
       profile = work_profile(in.model, in.device, plan, in.seq_len, in.options);
+      // The groups' factors depend on the same fields as the profile.
+      if (!in.device_groups.empty()) factors = plan_gpu_factors(in, plan);
       cached = key;
       have_profile = true;
     }
     ++stats.evaluated;
-    const Candidate c{plan, with_slow_gpus(estimate_iteration(in.model, in.device, in.cluster, plan,
-                                                              profile, in.options),
-                                           plan, in.slow_gpus)};
+    const Candidate c{plan, with_gpu_factors(estimate_iteration(in.model, in.device, in.cluster,
+                                                                plan, profile, in.options),
+                                             plan, factors)};
     if (c.estimate.total_ns < reference_ns) ++faster_than_reference;
     if (top.would_keep(c.estimate.total_ns)) top.offer(c);
   });

@@ -10,6 +10,7 @@
 
 #include "core/cost/cluster_view.hpp"
 #include "core/cost/cost_options.hpp"
+#include "core/cost/device_groups.hpp"
 #include "core/cost/estimate.hpp"
 #include "core/cost/speed_balance.hpp"
 #include "core/device_spec.hpp"
@@ -34,8 +35,17 @@ struct PlannerInput {
   /// GPUs slower than the device (by index; rank r runs on GPU r): each
   /// plan is estimated as the balance module would run it there
   /// (core/cost/speed_balance.hpp). Empty: every GPU is the device.
-  std::vector<SlowGpu> slow_gpus;
+  std::vector<GpuFactor> gpu_factors;
+  /// A cluster of more than one device type (core/cost/device_groups.hpp):
+  /// the groups whose device is not `device` run at their compute factor
+  /// for each plan (times any gpu_factors entry), and a plan must fit the
+  /// least HBM of all. Empty: every GPU is `device`.
+  std::vector<DeviceGroup> device_groups;
 };
+
+/// The compute factor of every GPU not at `in.device`'s pace under `plan`:
+/// the device groups' and gpu_factors, merged.
+std::vector<GpuFactor> plan_gpu_factors(const PlannerInput& in, const ParallelPlan& plan);
 
 struct PlannerOptions {
   int top_k = 10;

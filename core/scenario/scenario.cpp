@@ -11,6 +11,7 @@
 #include "core/faults/duration.hpp"
 #include "core/input_error.hpp"
 #include "core/input_file.hpp"
+#include "core/scenario/cluster_groups.hpp"
 #include "core/scenario/cluster_truth.hpp"
 #include "core/scenario/hf_config.hpp"
 #include "core/scenario/model_yaml.hpp"
@@ -298,11 +299,19 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
 
   {
     YamlFields cluster = top.map("cluster");
-    const std::string device = cluster.string("device");
-    try {
-      s.device = device_preset(device);
-    } catch (const InputError& e) {
-      cluster.fail("device", e.what());
+    std::vector<GroupSpec> groups;
+    if (cluster.has("groups")) {
+      if (cluster.has("device"))
+        cluster.fail("device", "expected one of device or groups (each group names its device)");
+      groups = read_cluster_groups(cluster);
+      s.device = groups.front().device;
+    } else {
+      const std::string device = cluster.string("device");
+      try {
+        s.device = device_preset(device);
+      } catch (const InputError& e) {
+        cluster.fail("device", e.what());
+      }
     }
     s.topology_source = read_topology_source(cluster, dir);
     if (cluster.has("truth")) {
@@ -318,6 +327,8 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
     } catch (const topo::TopologyError& e) {
       cluster.fail("topology", e.what());
     }
+    if (!groups.empty())
+      s.device_groups = place_groups(groups, s.topology, cluster.where("groups"));
   }
 
   YamlFields training = top.map("training");

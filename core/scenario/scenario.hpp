@@ -13,6 +13,7 @@
 
 #include "core/controller/policy_config.hpp"
 #include "core/convergence/convergence_model.hpp"
+#include "core/cost/device_groups.hpp"
 #include "core/device_spec.hpp"
 #include "core/faults/fault_config.hpp"
 #include "core/model_spec.hpp"
@@ -48,7 +49,11 @@ struct Scenario {
   std::string name;
   std::string file;  // as given, for messages
   ModelSpec model;
+  /// The device (`cluster.device`), or the first group's under `cluster.groups`.
   DeviceSpec device;
+  /// `cluster.groups`: the device of each range of GPUs; empty when the
+  /// cluster is all `device`.
+  std::vector<DeviceGroup> device_groups;
   TopologySource topology_source;
   topo::Topology topology;
   /// What the simulated cluster really is (`cluster.truth`): the simulator

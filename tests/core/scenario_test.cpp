@@ -197,3 +197,43 @@ TEST_CASE("cluster.truth: factors on the preset, read and applied; bad ones are 
                        doctest::Contains("expected a factor on the preset in (0, 10], found 12"),
                        InputError);
 }
+
+TEST_CASE("cluster.groups: devices by node range in host order, bad groups located") {
+  const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  // kBase's cluster has 2 dgx-a100 nodes of 8 GPUs: one H100 node, one A100 node.
+  std::string text = kBase;
+  const std::string device = "  device: a100-80gb\n";
+  text.replace(text.find(device), device.size(),
+               "  groups: [{device: h100-sxm-80gb, nodes: 1}, {device: a100-80gb, nodes: 1}]\n");
+  const Scenario s = parse_scenario(text, file);
+  CHECK(s.device.name == "h100-sxm-80gb");  // the first group's: the cost model's reference
+  REQUIRE(s.device_groups.size() == 2);
+  CHECK(s.device_groups[1].device.name == "a100-80gb");
+  CHECK(s.device_groups[1].first_gpu == 8);
+  CHECK(s.device_groups[1].gpus == 8);
+  CHECK(describe_devices(s.device_groups, s.device, 16) == "8 x h100-sxm-80gb + 8 x a100-80gb");
+  CHECK(parse_scenario(kBase, file).device_groups.empty());
+
+  // device and groups both written: which one is meant is unclear.
+  CHECK_THROWS_WITH_AS(
+      parse_scenario(text, file, {"cluster.device=a100-80gb"}),
+      doctest::Contains(
+          "cluster.device (set on the command line): expected one of device or groups"),
+      InputError);
+  // A group's unknown device, a count that is no positive integer, nodes
+  // that do not add up to the topology's 2, a group that is not a map.
+  auto fails = [&](const std::string& value, const char* what) {
+    CAPTURE(value);
+    CHECK_THROWS_WITH_AS(parse_scenario(text, file, {"cluster.groups=" + value}),
+                         doctest::Contains(what), InputError);
+  };
+  fails("[{device: h100-sxm-80gb, nodes: 1}, {device: a200, nodes: 1}]",
+        "cluster.groups[1].device");
+  fails("[{device: h100-sxm-80gb, nodes: 0}, {device: a100-80gb, nodes: 2}]",
+        "cluster.groups[0].nodes");
+  fails("[{device: h100-sxm-80gb, nodes: 1}, {device: a100-80gb, nodes: 2}]",
+        "the groups hold 3 nodes; expected the topology's 2");
+  fails("[h100-sxm-80gb]", "expected a map {device: PRESET, nodes: N}");
+  fails("[]", "cluster.groups (set on the command line): expected a list of {device, nodes} maps");
+  fails("[{device: h100-sxm-80gb, nodes: 2, speed: 1}]", "speed");
+}

@@ -159,13 +159,15 @@ void run_plan(const PlanOptions& opts, CliContext& ctx) {
   const core::PlanSearch found = core::search_plans(in, options);
   if (found.stats.enumerated == 0 && !opts.pins.empty()) refuse_pins(in, opts.pins);
   const core::SearchStats& st = found.stats;
-  const double limit_bytes = core::usable_memory_bytes(in.device, options.memory_margin);
+  core::DeviceSpec least = in.device;
+  least.hbm_bytes = core::least_hbm_bytes(in.device_groups, in.device);
+  const double limit_bytes = core::usable_memory_bytes(least, options.memory_margin);
 
   std::ostream& out = ctx.out;
-  out << "plan: " << scenario.name << ": " << scenario.model.name << " on " << in.cluster.gpus
-      << " x " << scenario.device.name << " (" << in.cluster.gpus_per_node
-      << " per node), global batch " << in.global_batch << ", seq " << in.seq_len << ", "
-      << core::to_string(in.precision) << "\n";
+  out << "plan: " << scenario.name << ": " << scenario.model.name << " on "
+      << core::describe_devices(scenario.device_groups, scenario.device, in.cluster.gpus) << " ("
+      << in.cluster.gpus_per_node << " per node), global batch " << in.global_batch << ", seq "
+      << in.seq_len << ", " << core::to_string(in.precision) << "\n";
   out << "pins: " << core::describe(pins) << "\n";
   out << "search: " << st.enumerated << " valid plans, " << st.pruned_by_memory
       << " over the memory limit (" << fmt("%.1f", gib_of(limit_bytes))

@@ -36,11 +36,11 @@ IterationEstimate healthy_of(int micro, double bubble_t) {
 TEST_CASE("no slow GPU, or one the plan does not use: the healthy plan") {
   const ParallelPlan p = plan_of(1, 4, 32);
   const IterationEstimate e = healthy_of(8, 0);
-  for (const auto& slow : {std::vector<SlowGpu>{}, std::vector<SlowGpu>{{4, 2.0}}}) {
+  for (const auto& slow : {std::vector<GpuFactor>{}, std::vector<GpuFactor>{{4, 2.0}}}) {
     const SpeedBalance b = balance_by_speed(p, e, slow);
     CHECK(b.stretch == 1.0);
     CHECK(b.micro_batches_per_replica.empty());
-    CHECK(with_slow_gpus(e, p, slow).total_ns == e.total_ns);
+    CHECK(with_gpu_factors(e, p, slow).total_ns == e.total_ns);
   }
 }
 
@@ -57,7 +57,7 @@ TEST_CASE("one replica at half speed gets fewer micro-batches, the batch kept") 
   CHECK(b.stretch == doctest::Approx(1.25));
   CHECK(b.micro_batches_per_replica == std::vector<int>{5, 9, 9, 9});
   // The passes (8 ms) stretch by 1.25 to 10 ms; the exposed sync stays.
-  const IterationEstimate s = with_slow_gpus(e, p, {{0, 2.0}});
+  const IterationEstimate s = with_gpu_factors(e, p, {{0, 2.0}});
   CHECK(s.total_ns == doctest::Approx(10'500'000).epsilon(1e-6));
   CHECK(s.tokens_per_s == doctest::Approx(1000.0 * 8.5 / 10.5).epsilon(1e-6));
 }
@@ -104,7 +104,30 @@ TEST_CASE("interleaving moves micro-batches in groups of pp") {
   CHECK(b.micro_batches_per_replica == std::vector<int>{6, 10});
 }
 
+TEST_CASE("a faster replica takes more micro-batches, a stage is as fast as its slowest GPU") {
+  // dp2, 8 micro-batches each (16); GPU 0 (replica 0) at half the time.
+  // At level L replica 0 runs floor(2 L), replica 1 floor(L): L = 5 gives
+  // 10 + 5 = 15 < 16, L = 5.5 gives 11 + 5 = 16: stretch 5.5 / 8, shares
+  // [11, 5] exactly.
+  const ParallelPlan p = plan_of(1, 2, 16);
+  const SpeedBalance b = balance_by_speed(p, healthy_of(8, 0), {{0, 0.5}});
+  CHECK(b.stretch == doctest::Approx(5.5 / 8));
+  CHECK(b.micro_batches_per_replica == std::vector<int>{11, 5});
+  // With tp2 only one of replica 0's two GPUs is fast: its worker runs at
+  // the other's pace (1), so nothing changes.
+  ParallelPlan tp2 = p;
+  tp2.tp = 2;
+  CHECK(balance_by_speed(tp2, healthy_of(8, 0), {{0, 0.5}}).stretch == 1.0);
+  CHECK(balance_by_speed(tp2, healthy_of(8, 0), {{0, 0.5}, {1, 0.5}}).stretch ==
+        doctest::Approx(5.5 / 8));
+}
+
+TEST_CASE("two factor lists merge by GPU, a GPU in both at the product") {
+  CHECK(merge_factors({{1, 2.0}, {4, 1.5}}, {{0, 3.0}, {4, 2.0}}) ==
+        std::vector<GpuFactor>{{0, 3.0}, {1, 2.0}, {4, 3.0}});
+}
+
 TEST_CASE("slow GPUs from a per-GPU slowdown vector") {
-  CHECK(slow_gpus_of({1.0, 1.5, 1.0, 2.0}) == std::vector<SlowGpu>{{1, 1.5}, {3, 2.0}});
-  CHECK(slow_gpus_of({}).empty());
+  CHECK(gpu_factors_of({1.0, 1.5, 1.0, 2.0}) == std::vector<GpuFactor>{{1, 1.5}, {3, 2.0}});
+  CHECK(gpu_factors_of({}).empty());
 }
