@@ -5,6 +5,7 @@
 
 #include "core/controller/calibration_report.hpp"
 #include "core/plan_json.hpp"
+#include "core/rank_layout.hpp"
 
 namespace parashift::sim {
 
@@ -39,6 +40,22 @@ std::string fmt(const char* format, double value) {
 
 }  // namespace
 
+MemoryFit memory_fit(const core::Scenario& scenario, const RunSummary& run) {
+  const IterationResult& r = run.last;
+  if (scenario.device_groups.empty()) return {r.peak_memory_bytes, scenario.device.hbm_bytes};
+  const core::RankLayout layout(run.final_plan);
+  MemoryFit worst{0, 1};
+  for (const WorkerStats& w : r.workers) {
+    const int gpu = layout.rank({0, w.cp_rank, w.replica, w.stage});
+    double hbm = scenario.device.hbm_bytes;
+    for (const core::DeviceGroup& g : scenario.device_groups)
+      if (gpu >= g.first_gpu && gpu < g.first_gpu + g.gpus) hbm = g.device.hbm_bytes;
+    const MemoryFit f{w.static_bytes + w.peak_activation_bytes, hbm};
+    if (f.peak_bytes / f.hbm_bytes > worst.peak_bytes / worst.hbm_bytes) worst = f;
+  }
+  return worst;
+}
+
 nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& run) {
   const IterationResult& r = run.last;
   const WorkerStats& c = r.critical();
@@ -68,7 +85,7 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
       {"exposed_comm_s", seconds(r.exposed_comm_ns)},
       {"dp_sync_s", seconds(r.dp_sync_ns)},
       {"peak_memory_bytes", r.peak_memory_bytes},
-      {"fits_memory", r.peak_memory_bytes <= scenario.device.hbm_bytes},
+      {"fits_memory", memory_fit(scenario, run).fits()},
       {"critical_rank",
        {{"stage", c.stage},
         {"replica", c.replica},
@@ -128,11 +145,10 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
       << fmt("%.1f",
              100.0 * static_cast<double>(r.exposed_comm_ns) / static_cast<double>(r.iteration_ns))
       << " %)\n";
-  out << "peak memory / GPU   " << fmt("%.2f", r.peak_memory_bytes / 1073741824.0) << " GiB (of "
-      << fmt("%.0f", scenario.device.hbm_bytes / 1073741824.0) << " GiB)"
-      << (r.peak_memory_bytes > scenario.device.hbm_bytes ? "  DOES NOT FIT: the plan needs more "
-                                                            "memory than the device has"
-                                                          : "")
+  const MemoryFit fit = memory_fit(scenario, run);
+  out << "peak memory / GPU   " << fmt("%.2f", fit.peak_bytes / 1073741824.0) << " GiB (of "
+      << fmt("%.0f", fit.hbm_bytes / 1073741824.0) << " GiB)"
+      << (fit.fits() ? "" : "  DOES NOT FIT: the plan needs more memory than the device has")
       << "\n\n";
   out << "critical rank: stage " << c.stage << ", replica " << c.replica << ", cp " << c.cp_rank
       << "\n";

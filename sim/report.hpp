@@ -10,6 +10,16 @@
 
 namespace parashift::sim {
 
+/// The memory of the run's last iteration against the HBM of the GPUs that
+/// hold it: the device's, or with device groups each worker's own group's
+/// (the worker with the least room is the one returned).
+struct MemoryFit {
+  double peak_bytes = 0;
+  double hbm_bytes = 0;
+  bool fits() const { return peak_bytes <= hbm_bytes; }
+};
+MemoryFit memory_fit(const core::Scenario& scenario, const RunSummary& run);
+
 nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& run);
 void print_summary(std::ostream& out, const core::Scenario& scenario, const RunSummary& run);
 /// Two runs side by side: throughput, bubble, time lost to slowdowns, decisions.

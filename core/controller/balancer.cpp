@@ -85,7 +85,7 @@ std::vector<int> stage_layer_caps(const JobModel& job, const StageCosts& costs) 
     // Memory the stage holds besides its layers (embedding, buffers); 0 unmeasured.
     const double base =
         measured > 0 ? std::max(0.0, measured - job.stage_layers(s) * per_layer) : 0.0;
-    const double fit = std::floor((job.memory_limit_bytes - base) / per_layer);
+    const double fit = std::floor((job.memory_limit(s) - base) / per_layer);
     caps[static_cast<std::size_t>(s)] =
         static_cast<int>(std::clamp(fit, 0.0, static_cast<double>(job.layers)));
   }
@@ -110,8 +110,8 @@ std::vector<int> micro_batch_caps(const JobModel& job, const StageCosts& costs) 
               : 0.0;
       // In flight grows with m up to a schedule-set ceiling (never, for GPipe).
       const double ceiling = in_flight_micro_batches(job.plan, s, kUnlimited);
-      if (base + ceiling * per_micro <= job.memory_limit_bytes) continue;
-      const double fit = std::floor((job.memory_limit_bytes - base) / per_micro);
+      if (base + ceiling * per_micro <= job.memory_limit(s)) continue;
+      const double fit = std::floor((job.memory_limit(s) - base) / per_micro);
       cap = std::min(cap,
                      static_cast<int>(std::clamp(fit, 0.0, static_cast<double>(kUnlimited / 2))));
     }

@@ -50,7 +50,7 @@ struct MoveCost {
 MoveCost repartition_cost(const JobModel& job, const std::vector<int>& from_virtual_layers,
                           const std::vector<int>& to_virtual_layers, double bandwidth_Bps);
 
-/// Largest layer count each physical stage can hold within job.memory_limit_bytes,
+/// Largest layer count each physical stage can hold within job.memory_limit(stage),
 /// from its measured peak (or the model alone when none is measured).
 std::vector<int> stage_layer_caps(const JobModel& job, const StageCosts& costs);
 /// Largest micro-batch count each replica can run within the memory limit.

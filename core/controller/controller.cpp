@@ -98,6 +98,7 @@ void Controller::applied(const Directive& directive) {
       const CostInputs& c = *job_.cost;
       JobModel next = make_job_model(c.model, c.device, p->plan, c.work(c.device, p->plan),
                                      c.seq_len, job_.total_iterations, job_.gpus_per_node);
+      limit_memory_by_group(next, c.device_groups, c.device);
       next.cost = job_.cost;
       job_ = std::move(next);
     } else {

@@ -45,6 +45,24 @@ double in_flight_micro_batches(const ParallelPlan& plan, int stage, int micro_ba
   return std::min(m, p - stage);
 }
 
+void limit_memory_by_group(JobModel& job, const std::vector<DeviceGroup>& groups,
+                           const DeviceSpec& device) {
+  if (groups.empty()) return;
+  job.memory_limit_bytes = least_hbm_bytes(groups, device);
+  // Stage s holds ranks [s n, (s + 1) n), n = tp cp dp (pp is the slowest index).
+  const int n = job.plan.tp * job.plan.cp * job.plan.dp;
+  job.stage_memory_limit_bytes.assign(static_cast<std::size_t>(job.plan.pp), device.hbm_bytes);
+  for (int s = 0; s < job.plan.pp; ++s) {
+    double& limit = job.stage_memory_limit_bytes[static_cast<std::size_t>(s)];
+    bool covered = false;
+    for (const DeviceGroup& g : groups) {
+      if (g.first_gpu >= (s + 1) * n || g.first_gpu + g.gpus <= s * n) continue;
+      limit = covered ? std::min(limit, g.device.hbm_bytes) : g.device.hbm_bytes;
+      covered = true;
+    }
+  }
+}
+
 JobModel make_job_model(const ModelSpec& model, const DeviceSpec& device, const ParallelPlan& plan,
                         const WorkProfile& profile, int seq_len, std::int64_t total_iterations,
                         int gpus_per_node) {

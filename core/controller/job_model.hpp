@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cost/cost_inputs.hpp"
+#include "core/cost/device_groups.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/device_spec.hpp"
 #include "core/model_spec.hpp"
@@ -35,13 +36,21 @@ struct JobModel {
   double static_bytes_per_param = 16.0;   // weights + gradients + optimizer state
   double activation_bytes_per_layer = 0;  // one layer, one micro-batch, one GPU
   double memory_limit_bytes = 0;          // per GPU; 0: unlimited
-  int gpus_per_node = 8;                  // ranks r and r' share a node when r/g == r'/g
-  std::int64_t total_iterations = 0;      // length of the run, for gains "over the remaining run"
+  /// Per physical stage (pp entries) when the stages' GPUs differ in HBM
+  /// (device groups); empty: memory_limit_bytes everywhere.
+  std::vector<double> stage_memory_limit_bytes;
+  int gpus_per_node = 8;              // ranks r and r' share a node when r/g == r'/g
+  std::int64_t total_iterations = 0;  // length of the run, for gains "over the remaining run"
   /// The cost model's inputs (the presets), for modules that re-estimate
   /// the job (calibrate); null where the job has none (a bare controller).
   std::shared_ptr<const CostInputs> cost;
 
   int virtual_stage_count() const { return plan.pp * plan.virtual_stages; }
+  double memory_limit(int stage) const {
+    return static_cast<std::size_t>(stage) < stage_memory_limit_bytes.size()
+               ? stage_memory_limit_bytes[static_cast<std::size_t>(stage)]
+               : memory_limit_bytes;
+  }
   /// Fills the empty defaults above (even split, equal micro-batch counts,
   /// zero fixed times). Asserts that the sizes match the plan.
   void normalise();
@@ -56,6 +65,10 @@ double in_flight_micro_batches(const ParallelPlan& plan, int stage, int micro_ba
 
 /// The job model of a scenario: layer and memory constants from the work
 /// profile and the memory model, the device's HBM as the limit.
+/// With device groups: the least HBM of all as the job's limit, and each
+/// stage's least over its own GPUs (rank r on GPU r).
+void limit_memory_by_group(JobModel& job, const std::vector<DeviceGroup>& groups,
+                           const DeviceSpec& device);
 JobModel make_job_model(const ModelSpec& model, const DeviceSpec& device, const ParallelPlan& plan,
                         const WorkProfile& profile, int seq_len, std::int64_t total_iterations,
                         int gpus_per_node);

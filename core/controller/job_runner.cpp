@@ -43,6 +43,7 @@ void JobRunner::set_policy(const Scenario& scenario, std::int64_t total_iteratio
   JobModel job =
       make_job_model(cost.model, cost.device, plan_, cost.work(cost.device, plan_), cost.seq_len,
                      total_iterations, std::max(1, scenario.topology.gpus_per_host()));
+  limit_memory_by_group(job, cost.device_groups, cost.device);
   job.cost = std::make_shared<const CostInputs>(std::move(cost));
   set_controller(Controller(std::move(job), scenario.policy, backend_.capabilities()));
 }

@@ -12,6 +12,7 @@
 #include "core/input_error.hpp"
 #include "core/planner/planner.hpp"
 #include "core/scenario/scenario.hpp"
+#include "sim/report.hpp"
 #include "sim/run.hpp"
 
 using namespace parashift;
@@ -226,4 +227,19 @@ TEST_CASE("24 H100 + 8 A100 nodes: the policy knows the groups and re-plans to t
   // scenarios' healthy iteration); with 8 A100 nodes it is more than twice
   // that, the A100's compute factor on this plan.
   CHECK(core::ns_to_s(fixed.last.iteration_ns) > 2 * 14.5);
+}
+
+TEST_CASE("with 40 GB A100s beside 80 GB H100s each worker's memory is held to its own HBM") {
+  // The planner keeps every plan within the least HBM (40 GB less the 5%
+  // margin: 35.4 GiB), then the balance module moves layers onto the H100
+  // stage (layers per stage [59, 21] in this layout, stage 0 all H100), so
+  // the largest worker holds more than an A100 could and still fits.
+  const core::Scenario s = core::load_scenario(
+      kMixed,
+      {"cluster.groups=[{device: h100-sxm-80gb, nodes: 24}, {device: a100-40gb, nodes: 8}]"});
+  const sim::RunSummary run = sim::run_scenario(s);
+  const sim::MemoryFit fit = sim::memory_fit(s, run);
+  CHECK(fit.fits());
+  CHECK(run.last.peak_memory_bytes > core::device_preset("a100-40gb").hbm_bytes);
+  CHECK(run.last.peak_memory_bytes <= core::device_preset("h100-sxm-80gb").hbm_bytes);
 }

@@ -4,6 +4,7 @@
 #include "core/planner/planner.hpp"
 #include "core/scenario/scenario.hpp"
 #include "sim/faults/campaign.hpp"
+#include "sim/report.hpp"
 #include "sim/run.hpp"
 #include "tools/cli/format_number.hpp"
 
@@ -28,7 +29,7 @@ SweepResult simulate_point(const core::Scenario& scenario) {
            fmt("%.6f", core::ns_to_s(run.last.iteration_ns)), fmt("%.1f", run.tokens_per_s()),
            fmt("%.5f", run.last.mfu), fmt("%.5f", run.last.bubble_share),
            fmt("%.3f", run.last.peak_memory_bytes / core::gib(1)),
-           run.last.peak_memory_bytes <= scenario.device.hbm_bytes ? "true" : "false"}};
+           sim::memory_fit(scenario, run).fits() ? "true" : "false"}};
 }
 
 SweepResult plan_point(const core::Scenario& scenario) {
