@@ -1,5 +1,7 @@
 #include "core/controller/job_runner.hpp"
 
+#include <chrono>
+
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -104,7 +106,11 @@ bool JobRunner::record(StepReport report) {
   if (controller_) {
     const std::size_t known = stragglers_.size();
     const std::size_t logged = controller_->log().size();
+    const auto started = std::chrono::steady_clock::now();
     const std::vector<Directive> decided = controller_->observe(report);
+    controller_wall_ns_.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - started)
+                                      .count());
     // The log's issued entries of this turn, in order, carry each one's cost.
     std::vector<double> costs;
     for (std::size_t k = logged; k < controller_->log().size(); ++k) {

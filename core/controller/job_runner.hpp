@@ -98,9 +98,14 @@ class JobRunner {
   const std::vector<PolicyNote>& notes() const { return notes_; }
   const std::vector<FailureSeen>& failures() const { return failures_; }
   const Controller* controller() const { return controller_ ? &*controller_ : nullptr; }
+  /// The controller's own wall time deciding after each iteration (steady
+  /// clock; one entry per observed report). Machine-dependent: the
+  /// executor prints it, the simulator's deterministic output does not.
+  const std::vector<TimeNs>& controller_wall_ns() const { return controller_wall_ns_; }
 
  private:
   void apply(std::int64_t iteration, const Directive& directive, double cost_s, bool decided);
+  std::vector<TimeNs> controller_wall_ns_;
 
   Backend& backend_;
   ParallelPlan plan_;

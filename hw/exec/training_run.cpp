@@ -68,6 +68,7 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   result.failures = runner.failures();
   if (const core::Controller* c = runner.controller(); c != nullptr) {
     if (c->calibration() != nullptr) result.calibration = c->calibration()->summary();
+    result.controller_wall_ns = runner.controller_wall_ns();
     if (const auto* batch = dynamic_cast<const core::BatchPolicy*>(c->module("batch"))) {
       result.noise_scale = batch->estimator().noise_scale();
       result.noise_observations = batch->estimator().observations();

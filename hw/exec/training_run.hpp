@@ -56,6 +56,9 @@ struct TrainingRunResult {
   /// gradients, and how many iterations it rests on; when `batch` ran.
   std::optional<double> noise_scale;
   std::int64_t noise_observations = 0;
+  /// The controller's wall time after each iteration on this rank (empty
+  /// without a policy).
+  std::vector<core::TimeNs> controller_wall_ns;
 };
 
 /// This rank's compute slowdown from the scenario's slow events (gpu = rank).

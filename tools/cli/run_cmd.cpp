@@ -327,6 +327,12 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
             << " iteration(s) of replica and reduced gradient norms; this backend keeps the "
                "batch)\n";
   const auto n = static_cast<core::TimeNs>(std::max<std::size_t>(1, result.iterations.size()));
+  if (!result.controller_wall_ns.empty()) {
+    std::vector<core::TimeNs> t = result.controller_wall_ns;
+    std::sort(t.begin(), t.end());
+    ctx.out << "controller          " << fmt("%.3f", ms(t[(t.size() - 1) / 2])) << " ms median, "
+            << fmt("%.3f", ms(t.back())) << " ms max after an iteration (measured, rank 0)\n";
+  }
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
           << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s) ("
           << (config.options.ranks_per_node == 0 ? world->size() : config.options.ranks_per_node)
