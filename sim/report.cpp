@@ -64,6 +64,8 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
       {"model", scenario.model.name},
       {"params", scenario.model.total_params()},
       {"device", scenario.device.name},
+      {"devices", core::describe_devices(scenario.device_groups, scenario.device,
+                                         scenario.topology.gpu_count())},
       {"gpus", scenario.topology.gpu_count()},
       {"topology", scenario.topology_source.describe()},
       {"seq_len", scenario.training.seq_len},

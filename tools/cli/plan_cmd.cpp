@@ -174,20 +174,22 @@ void run_plan(const PlanOptions& opts, CliContext& ctx) {
       << " GiB = " << fmt("%.0f", 100.0 * (1.0 - options.memory_margin)) << "% of HBM), "
       << st.evaluated << " evaluated in " << fmt("%.1f", st.wall_ms) << " ms\n\n";
 
-  nlohmann::json json = {{"scenario", scenario.name},
-                         {"model", scenario.model.name},
-                         {"device", scenario.device.name},
-                         {"gpus", in.cluster.gpus},
-                         {"gpus_per_node", in.cluster.gpus_per_node},
-                         {"global_batch", in.global_batch},
-                         {"seq_len", in.seq_len},
-                         {"pins", core::describe(pins)},
-                         {"search",
-                          {{"enumerated", st.enumerated},
-                           {"pruned_by_memory", st.pruned_by_memory},
-                           {"evaluated", st.evaluated},
-                           {"wall_ms", st.wall_ms},
-                           {"memory_limit_bytes", limit_bytes}}}};
+  nlohmann::json json = {
+      {"scenario", scenario.name},
+      {"model", scenario.model.name},
+      {"device", scenario.device.name},
+      {"devices", core::describe_devices(scenario.device_groups, scenario.device, in.cluster.gpus)},
+      {"gpus", in.cluster.gpus},
+      {"gpus_per_node", in.cluster.gpus_per_node},
+      {"global_batch", in.global_batch},
+      {"seq_len", in.seq_len},
+      {"pins", core::describe(pins)},
+      {"search",
+       {{"enumerated", st.enumerated},
+        {"pruned_by_memory", st.pruned_by_memory},
+        {"evaluated", st.evaluated},
+        {"wall_ms", st.wall_ms},
+        {"memory_limit_bytes", limit_bytes}}}};
 
   if (found.top.empty()) {
     out << "no valid plan fits: "
