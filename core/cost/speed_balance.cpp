@@ -6,57 +6,63 @@
 #include <queue>
 #include <utility>
 
+#include "core/assert.hpp"
 #include "core/rank_layout.hpp"
 
 namespace parashift::core {
 namespace {
 
-// A replica's pace: its slowest stage's factor and the mean of its stages'.
-struct Pace {
-  int replica = -1;  // -1: every replica at the reference pace
-  double slowest = 1;
-  double mean = 1;
-};
+using Pace = ReplicaPaces::Pace;
+using PaceClass = ReplicaPaces::Class;
 
 // The replicas of `plan` holding a GPU whose factor is not 1, ascending by
 // replica; empty when there is none. A stage whose GPUs are not all listed
 // has some at the reference pace (factor 1) too.
 std::vector<Pace> paced_replicas(const ParallelPlan& plan, const std::vector<GpuFactor>& gpus) {
-  struct Stage {
-    int replica, stage;
-    double factor;
-  };
-  std::vector<Stage> stages;
+  // Ascending GPUs run stage-major (rank = tp + tp (cp + cp (dp + dp pp))),
+  // a stage's tp x cp GPUs consecutive: each run of one (replica, stage) is
+  // that stage's, folded into its replica as it ends; no sort needed.
   const RankLayout layout(plan);
+  const int per_stage = plan.tp * plan.cp;
+  struct Acc {
+    double slowest = 0;
+    double sum = 0;
+    int stages = 0;
+  };
+  std::vector<Acc> acc(static_cast<std::size_t>(plan.dp));
+  int replica = -1, stage = -1, listed = 0;
+  double f = 0;
+  auto close = [&] {
+    if (replica < 0) return;
+    if (listed < per_stage) f = std::max(f, 1.0);
+    Acc& a = acc[static_cast<std::size_t>(replica)];
+    a.slowest = std::max(a.slowest, f);
+    a.sum += f;
+    ++a.stages;
+  };
+  int last_gpu = -1;
   for (const GpuFactor& g : gpus) {
     if (g.gpu < 0 || g.gpu >= layout.ranks() || !(g.factor > 0) || g.factor == 1) continue;
+    PARASHIFT_ASSERT(g.gpu > last_gpu, "GPU factors ascending and unique");
+    last_gpu = g.gpu;
     const RankCoord c = layout.coord(g.gpu);
-    stages.push_back({c.dp, c.pp, g.factor});
-  }
-  std::sort(stages.begin(), stages.end(), [](const Stage& a, const Stage& b) {
-    return a.replica != b.replica ? a.replica < b.replica : a.stage < b.stage;
-  });
-  const int per_stage = plan.tp * plan.cp;
-  std::vector<Pace> out;
-  for (std::size_t i = 0; i < stages.size();) {
-    Pace p{stages[i].replica, 0.0, 0.0};
-    int listed_stages = 0;
-    while (i < stages.size() && stages[i].replica == p.replica) {
-      // A stage runs at its slowest GPU's pace.
-      const int stage = stages[i].stage;
-      double f = 0;
-      int listed = 0;
-      for (; i < stages.size() && stages[i].replica == p.replica && stages[i].stage == stage; ++i) {
-        f = std::max(f, stages[i].factor);
-        ++listed;
-      }
-      if (listed < per_stage) f = std::max(f, 1.0);
-      p.slowest = std::max(p.slowest, f);
-      p.mean += f;
-      ++listed_stages;
+    if (c.dp != replica || c.pp != stage) {
+      close();
+      replica = c.dp;
+      stage = c.pp;
+      listed = 0;
+      f = 0;
     }
-    if (listed_stages < plan.pp) p.slowest = std::max(p.slowest, 1.0);
-    p.mean = (p.mean + (plan.pp - listed_stages)) / plan.pp;
+    f = std::max(f, g.factor);
+    ++listed;
+  }
+  close();
+  std::vector<Pace> out;
+  for (int d = 0; d < plan.dp; ++d) {
+    const Acc& a = acc[static_cast<std::size_t>(d)];
+    if (a.stages == 0) continue;
+    Pace p{d, a.stages < plan.pp ? std::max(a.slowest, 1.0) : a.slowest,
+           (a.sum + (plan.pp - a.stages)) / plan.pp};
     out.push_back(p);
   }
   return out;
@@ -79,12 +85,6 @@ int fits(const Pace& p, const Shape& s, double level) {
   const double units = (level - s.beta * p.mean) / (p.slowest * s.step);
   return s.step * static_cast<int>(std::floor(units + 1e-9));
 }
-
-// Replicas of one pace, `count` of them.
-struct PaceClass {
-  Pace pace;
-  long long count = 0;
-};
 
 // The least level at which every replica holds at least one step and all of
 // them together the whole batch.
@@ -140,10 +140,9 @@ struct Balanced {
 };
 
 Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
-                 const std::vector<GpuFactor>& slow, bool want_shares) {
+                 const ReplicaPaces& known, bool want_shares) {
   Balanced out;
-  if (slow.empty()) return out;
-  std::vector<Pace> paces = paced_replicas(plan, slow);
+  const std::vector<Pace>& paces = known.replicas;
   if (paces.empty()) return out;
   Shape s;
   s.per_replica = plan.micro_batches();
@@ -163,7 +162,7 @@ Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
     out.stretch = level / healthy_level;
     return out;
   }
-  const std::vector<PaceClass> classes = classes_of(paces, plan.dp);
+  const std::vector<PaceClass>& classes = known.classes;
   const double level = balanced_level(classes, s);
   if (!std::isfinite(level)) return out;  // cannot happen for a valid plan; stay healthy
   out.stretch = level / healthy_level;
@@ -209,15 +208,29 @@ Balanced balance(const ParallelPlan& plan, const IterationEstimate& healthy,
 
 }  // namespace
 
+ReplicaPaces replica_paces(const ParallelPlan& plan, const std::vector<GpuFactor>& gpus) {
+  ReplicaPaces out;
+  if (gpus.empty()) return out;
+  out.replicas = paced_replicas(plan, gpus);
+  if (!out.replicas.empty()) out.classes = classes_of(out.replicas, plan.dp);
+  return out;
+}
+
 SpeedBalance balance_by_speed(const ParallelPlan& plan, const IterationEstimate& healthy,
                               const std::vector<GpuFactor>& slow) {
-  const Balanced b = balance(plan, healthy, slow, true);
+  const Balanced b = balance(plan, healthy, replica_paces(plan, slow), true);
   return {b.shares, b.stretch, b.share};
 }
 
 IterationEstimate with_gpu_factors(const IterationEstimate& healthy, const ParallelPlan& plan,
-                                   const std::vector<GpuFactor>& slow) {
-  const Balanced b = balance(plan, healthy, slow, false);
+                                   const std::vector<GpuFactor>& gpus) {
+  if (gpus.empty()) return healthy;
+  return with_replica_paces(healthy, plan, replica_paces(plan, gpus));
+}
+
+IterationEstimate with_replica_paces(const IterationEstimate& healthy, const ParallelPlan& plan,
+                                     const ReplicaPaces& paces) {
+  const Balanced b = balance(plan, healthy, paces, false);
   if (b.stretch == 1 && b.share == 1) return healthy;
   IterationEstimate e = healthy;
   auto scale = [](TimeNs& t, double by) {

@@ -28,7 +28,9 @@
 namespace parashift::core {
 
 /// A GPU whose compute takes `factor` times the device's time (> 1: slower,
-/// < 1: faster; a GPU not listed is at 1).
+/// < 1: faster; a GPU not listed is at 1). Lists of them are ascending by
+/// GPU, each GPU once (gpu_factors_of, merge_factors and group_factors
+/// make them so; the functions below assert it).
 struct GpuFactor {
   int gpu = 0;
   double factor = 1;
@@ -49,10 +51,31 @@ struct SpeedBalance {
   double share = 1;
 };
 
+/// The replicas of a layout not at the device's pace, and their distinct
+/// paces: all balance_by_speed needs of the GPU factors. It depends on the
+/// plan's tp, cp, dp and pp only, so the planner computes it once per
+/// layout and reuses it across that layout's plans.
+struct ReplicaPaces {
+  /// A replica's pace: its slowest stage's factor and the mean of its stages'.
+  struct Pace {
+    int replica = -1;  // -1: the replicas at the device's pace
+    double slowest = 1;
+    double mean = 1;
+  };
+  /// `count` replicas of one pace.
+  struct Class {
+    Pace pace;
+    long long count = 0;
+  };
+  std::vector<Pace> replicas;  // ascending by replica; empty: all at the device's pace
+  std::vector<Class> classes;  // the device's pace first when some replica runs at it
+};
+ReplicaPaces replica_paces(const ParallelPlan& plan, const std::vector<GpuFactor>& gpus);
+
 /// The balanced shares and stretch of `plan` with `gpus` at their factors
 /// (GPUs beyond the plan's ranks ignored), from the estimate's passes and
 /// bubble at the device's pace. Allocation-free when `gpus` is empty;
-/// otherwise O(s log s + c^2 log M) for s listed GPUs, c distinct replica
+/// otherwise O(s + dp + c^2 log M) for s listed GPUs, c distinct replica
 /// paces and M micro-batches (the shares: O(dp log dp) more).
 SpeedBalance balance_by_speed(const ParallelPlan& plan, const IterationEstimate& healthy,
                               const std::vector<GpuFactor>& gpus);
@@ -62,6 +85,9 @@ SpeedBalance balance_by_speed(const ParallelPlan& plan, const IterationEstimate&
 /// pp) by its share; total, MFU and tokens/s follow.
 IterationEstimate with_gpu_factors(const IterationEstimate& healthy, const ParallelPlan& plan,
                                    const std::vector<GpuFactor>& gpus);
+/// The same from the layout's paces (replica_paces of the same tp, cp, dp, pp).
+IterationEstimate with_replica_paces(const IterationEstimate& healthy, const ParallelPlan& plan,
+                                     const ReplicaPaces& paces);
 
 /// The GPUs not at 1 of a per-GPU factor vector, ascending.
 std::vector<GpuFactor> gpu_factors_of(const std::vector<double>& gpu_slowdown);

@@ -1,7 +1,9 @@
 #include "core/planner/planner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <map>
 #include "core/assert.hpp"
 
 #include "core/cost/memory.hpp"
@@ -161,6 +163,8 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
   ProfileKey cached{};
   bool have_profile = false;
   std::vector<GpuFactor> factors = in.gpu_factors;
+  // The factors' replica paces per layout (tp, cp, dp, pp), for the factors now in use.
+  std::map<std::array<int, 4>, ReplicaPaces> paces;
   std::int64_t faster_than_reference = 0;
   space.for_each([&](const ParallelPlan& plan) {
     ++stats.enumerated;
@@ -176,14 +180,22 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
     if (!have_profile || !(key == cached)) {
       profile = work_profile(in.model, in.device, plan, in.seq_len, in.options);
       // The groups' factors depend on the same fields as the profile.
-      if (!in.device_groups.empty()) factors = plan_gpu_factors(in, plan);
+      if (!in.device_groups.empty()) {
+        factors = plan_gpu_factors(in, plan);
+        paces.clear();
+      }
       cached = key;
       have_profile = true;
     }
     ++stats.evaluated;
-    const Candidate c{plan, with_gpu_factors(estimate_iteration(in.model, in.device, in.cluster,
-                                                                plan, profile, in.options),
-                                             plan, factors)};
+    IterationEstimate estimate =
+        estimate_iteration(in.model, in.device, in.cluster, plan, profile, in.options);
+    if (!factors.empty()) {
+      auto [at, added] = paces.try_emplace({plan.tp, plan.cp, plan.dp, plan.pp});
+      if (added) at->second = replica_paces(plan, factors);
+      estimate = with_replica_paces(estimate, plan, at->second);
+    }
+    const Candidate c{plan, estimate};
     if (c.estimate.total_ns < reference_ns) ++faster_than_reference;
     if (top.would_keep(c.estimate.total_ns)) top.offer(c);
   });
