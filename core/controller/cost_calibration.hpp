@@ -85,9 +85,11 @@ class CostCalibration {
   /// The cost model's iteration time for `plan` on the calibrated device and cluster.
   TimeNs predict_ns(const ParallelPlan& plan) const;
   /// The running plan's next iteration as it will be measured: predict_ns
-  /// with the critical path's compute stretched by the slowest rank's
-  /// speed (rank_stretch()). predict_ns stays the model of the plan on
-  /// healthy ranks; modules comparing plans read predict_balanced_ns.
+  /// with each replica's passes at its slowest rank's measured pace and its
+  /// share of the micro-batches, the last to finish the critical path (a
+  /// plan not measured yet: the device groups' factors). predict_ns stays
+  /// the model of the plan on healthy ranks; modules comparing plans read
+  /// predict_balanced_ns.
   TimeNs predict_observed_ns(const ParallelPlan& plan) const;
   /// How much the slowest rank stretches the critical path's compute: max
   /// over ranks of its smoothed time over what the fitted factors predict
@@ -97,7 +99,7 @@ class CostCalibration {
   /// micro-batches, over the busiest stage's work with the plan's even
   /// share (a re-balance moves micro-batches off the slow replicas onto
   /// the others). 1: no rank is slow, or nothing measured yet.
-  double rank_stretch() const { return stretch_; }
+  double rank_stretch() const;
   /// The ranks of the running plan slower than jitter explains, each as a
   /// GPU (rank r on GPU r) with its compute factor: 1 + the excess of its
   /// smoothed speed over the median rank's plus the jitter floor, over the
@@ -160,12 +162,13 @@ class CostCalibration {
   /// for its stage, smoothed by the forgetting, for the running plan (reset
   /// when the plan changes).
   void update_rank_speed(const std::string& plan_label);
+  /// The device groups' compute factors for `plan` on the calibrated devices.
+  std::vector<GpuFactor> plan_group_factors(const ParallelPlan& plan) const;
   std::vector<double> rank_speed_;
   std::vector<double> speed_scratch_;   // update_rank_speed's, kept to reuse its memory
   std::vector<double> raw_scratch_;     // ... this iteration's speed per rank
   std::vector<signed char> rank_step_;  // per rank: side of a first step seen (0: none)
   std::string rank_speed_plan_;
-  double stretch_ = 1.0;
   /// Each replica's slowest compute over the busiest stage's at the even
   /// share, and its micro-batches over the even share (empty: nothing
   /// measured); ranks_per_replica_ and dp_ are the running plan's tp x cp and dp.
@@ -177,8 +180,6 @@ class CostCalibration {
   std::vector<GpuFactor> slow_ranks_;
   mutable int ranks_per_replica_ = 1;
   mutable int dp_ = 1;
-  double speed_floor_ = 0;  // the jitter floor of the latest update
-  double speed_mid_ = 0;    // the median rank's speed then
   /// The preset's work profile of `plan` and the three with one compute
   /// efficiency doubled, kept while the plan stays (rows() runs per report).
   struct Profiles {

@@ -36,10 +36,7 @@ TimeNs CostCalibration::predict_observed_ns(const ParallelPlan& plan) const {
   if (rank_speed_plan_ != plan.label() && !preset_.device_groups.empty()) {
     // Nothing measured of this plan yet: the device groups as the
     // balance module would run them (exact when the replicas cannot differ).
-    return with_gpu_factors(e, plan,
-                            group_factors(device_groups(), preset_.model, device(), plan,
-                                          preset_.seq_len, preset_.options))
-        .total_ns;
+    return with_gpu_factors(e, plan, plan_group_factors(plan)).total_ns;
   }
   // Each replica runs its share of the micro-batches, each pass at its
   // slowest rank's pace and each with its tensor-, context- and
@@ -56,9 +53,18 @@ TimeNs CostCalibration::predict_observed_ns(const ParallelPlan& plan) const {
 
 TimeNs CostCalibration::predict_balanced_ns(const ParallelPlan& plan) const {
   const IterationEstimate e = preset_.estimate(plan, device(), cluster());
-  const std::vector<GpuFactor> groups = group_factors(device_groups(), preset_.model, device(),
-                                                      plan, preset_.seq_len, preset_.options);
-  return with_gpu_factors(e, plan, merge_factors(groups, slow_ranks_)).total_ns;
+  return with_gpu_factors(e, plan, merge_factors(plan_group_factors(plan), slow_ranks_)).total_ns;
+}
+
+std::vector<GpuFactor> CostCalibration::plan_group_factors(const ParallelPlan& plan) const {
+  return group_factors(device_groups(), preset_.model, device(), plan, preset_.seq_len,
+                       preset_.options);
+}
+
+double CostCalibration::rank_stretch() const {
+  double stretch = 1.0;
+  for (const ReplicaPace& r : replica_pace_) stretch = std::max(stretch, r.stretch);
+  return stretch;
 }
 
 void CostCalibration::update_rank_speed(const std::string& plan_label) {
@@ -127,13 +133,10 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
       next = r + stride;
     }
   }
-  stretch_ = 1.0;
   replica_pace_.clear();
   slow_ranks_.clear();
   if (sample.empty() || !(busiest > 0)) return;
   const auto [mid, floor] = jitter_floor(sample);
-  speed_floor_ = floor;
-  speed_mid_ = mid;
   // Per replica (ranks in Megatron's order: tp, cp, then dp), its slowest
   // rank's compute over the busiest stage's at the even share; and the
   // slow ranks, against the median rank rather than the model (ranks all
@@ -141,7 +144,6 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
   // compared on one cluster's ranks).
   const int per_replica = std::max(1, ranks_per_replica_);
   replica_pace_.assign(static_cast<std::size_t>(std::max(1, dp_)), ReplicaPace{0, 1});
-  double critical = 0;
   std::size_t replica = 0;
   int in_replica = 0;
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
@@ -154,13 +156,11 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
     const double sp = rank_speed_[r];
     if (!(sp > 0) || !(raw[r] > 0)) continue;
     const double t = x.stage_ns * (1.0 + std::max(0.0, sp - 1.0 - floor)) / busiest;
-    critical = std::max(critical, t);
     replica_pace_[d].stretch = std::max(replica_pace_[d].stretch, t);
     replica_pace_[d].share = x.share;
     if (mid > 0 && sp - mid - floor > 0)
       slow_ranks_.push_back({static_cast<int>(r), 1.0 + (sp - mid - floor) / mid});
   }
-  stretch_ = std::max(1.0, critical);
 }
 
 }  // namespace parashift::core
