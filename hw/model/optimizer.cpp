@@ -16,6 +16,13 @@ const char* to_string(OptimizerKind kind) {
   return kind == OptimizerKind::Sgd ? "sgd" : "adam";
 }
 
+float default_learning_rate(OptimizerKind kind, int hidden) {
+  constexpr float kRate = 1e-3f;
+  constexpr int kBaseWidth = 1024;
+  if (kind == OptimizerKind::Sgd || hidden <= kBaseWidth) return kRate;
+  return kRate * static_cast<float>(kBaseWidth) / static_cast<float>(hidden);
+}
+
 OptimizerState zero_state(const OptimizerConfig& config, const LayerShape& shape) {
   OptimizerState s;
   if (config.kind == OptimizerKind::Adam) {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "hw/model/layer.hpp"
+#include "hw/model/optimizer.hpp"
 #include "hw/model/synthetic_data.hpp"
 
 using namespace parashift;
@@ -103,4 +104,15 @@ TEST_CASE("layer_parameters counts what zero_layer makes") {
     CHECK(hw::layer_parameters(s) == hw::zero_layer(s).elements());
     CHECK(hw::layer_parameters(s) == std::size_t{8192} / static_cast<std::size_t>(tp));
   }
+}
+
+TEST_CASE("the default learning rate: Adam's scales as 1/width above hidden 1024, SGD's does not") {
+  // Up to hidden 1,024 both are 1e-3; above it Adam's is 1e-3 x 1,024 / hidden:
+  // 2,048 -> 5e-4, 5,120 -> 2e-4 (the H200 check's model), 8,192 -> 1.25e-4.
+  CHECK(hw::default_learning_rate(hw::OptimizerKind::Adam, 64) == doctest::Approx(1e-3));
+  CHECK(hw::default_learning_rate(hw::OptimizerKind::Adam, 1024) == doctest::Approx(1e-3));
+  CHECK(hw::default_learning_rate(hw::OptimizerKind::Adam, 2048) == doctest::Approx(5e-4));
+  CHECK(hw::default_learning_rate(hw::OptimizerKind::Adam, 5120) == doctest::Approx(2e-4));
+  CHECK(hw::default_learning_rate(hw::OptimizerKind::Adam, 8192) == doctest::Approx(1.25e-4));
+  CHECK(hw::default_learning_rate(hw::OptimizerKind::Sgd, 8192) == doctest::Approx(1e-3));
 }

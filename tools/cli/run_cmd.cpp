@@ -61,7 +61,7 @@ struct RunOptions {
   std::string json_path;
   std::string profile_path;  // sim: predict the hw executor from this calibration
   std::string optimizer = "adam";
-  double learning_rate = 1e-3;
+  double learning_rate = 0;  // 0: hw::default_learning_rate for the model
   std::string job;
   std::string shm_dir = "/dev/shm";
   int ranks_per_node = -1;  // -1: as the launcher placed the ranks (MPI)
@@ -194,7 +194,10 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   hw::TrainingRunConfig config;
   config.iterations = iterations;
   config.options.optimizer.kind = hw::parse_optimizer(opts.optimizer);
-  config.options.optimizer.learning_rate = static_cast<float>(opts.learning_rate);
+  config.options.optimizer.learning_rate =
+      opts.learning_rate > 0
+          ? static_cast<float>(opts.learning_rate)
+          : hw::default_learning_rate(config.options.optimizer.kind, scenario.model.hidden);
   config.options.job = opts.job.empty() ? scenario.name : opts.job;
   config.options.shm_root = opts.shm_dir;
   config.options.compute_clock =
@@ -336,7 +339,8 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
           << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s) ("
           << (config.options.ranks_per_node == 0 ? world->size() : config.options.ranks_per_node)
-          << " per node), " << scenario.plan.label() << ", " << opts.optimizer << "\n";
+          << " per node), " << scenario.plan.label() << ", " << opts.optimizer << " lr "
+          << fmt("%g", config.options.optimizer.learning_rate) << "\n";
   if (!opts.json_path.empty()) {
     nlohmann::json out{{"backend", opts.backend},
                        {"scenario", scenario.name},
@@ -446,9 +450,9 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--optimizer", opts->optimizer, "hw: sgd or adam (and sim --profile)")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
-  cmd->add_option("--lr", opts->learning_rate, "hw: learning rate")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cmd->add_option("--lr", opts->learning_rate,
+                  "hw: learning rate (default 1e-3; Adam above hidden 1024: 1e-3 x 1024/hidden)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--job", opts->job, "hw: job name for snapshot shards (default: scenario name)");
   cmd->add_option("--shm-dir", opts->shm_dir, "hw: where node-local snapshot shards live")
       ->capture_default_str();
