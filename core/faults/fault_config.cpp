@@ -17,6 +17,8 @@ const char* to_string(FailureKind kind) {
       return "nic";
     case FailureKind::Link:
       return "link";
+    case FailureKind::Rack:
+      return "rack";
   }
   return "?";
 }
@@ -26,7 +28,8 @@ FailureKind parse_failure_kind(const std::string& text) {
   if (text == "node") return FailureKind::Node;
   if (text == "nic") return FailureKind::Nic;
   if (text == "link") return FailureKind::Link;
-  throw InputError("expected one of gpu, node, nic, link, found '" + text + "'");
+  if (text == "rack") return FailureKind::Rack;
+  throw InputError("expected one of gpu, node, nic, link, rack, found '" + text + "'");
 }
 
 const char* to_string(FailureDomain domain) {
@@ -53,12 +56,13 @@ const char* to_string(FaultEventKind kind) {
   return "?";
 }
 
-double FaultConfig::failures_per_hour(int gpus, int hosts, int nics, int links) const {
+double FaultConfig::failures_per_hour(int gpus, int hosts, int nics, int links, int racks) const {
   auto rate = [](double mtbf_hours, int count) {
     return mtbf_hours > 0 ? count / mtbf_hours : 0.0;
   };
   return rate(rates.gpu_mtbf_hours, gpus) + rate(rates.node_mtbf_hours, hosts) +
-         rate(rates.nic_mtbf_hours, nics) + rate(rates.link_mtbf_hours, links);
+         rate(rates.nic_mtbf_hours, nics) + rate(rates.link_mtbf_hours, links) +
+         rate(rates.rack_mtbf_hours, racks);
 }
 
 namespace {
@@ -260,6 +264,9 @@ FaultConfig read_fault_config(YamlFields& f) {
   c.rates.node_mtbf_hours = optional_number(f, "node_mtbf_hours", 0, 0, 1e12, true, mtbf);
   c.rates.nic_mtbf_hours = optional_number(f, "nic_mtbf_hours", 0, 0, 1e12, true, mtbf);
   c.rates.link_mtbf_hours = optional_number(f, "link_mtbf_hours", 0, 0, 1e12, true, mtbf);
+  c.rates.rack_mtbf_hours = optional_number(f, "rack_mtbf_hours", 0, 0, 1e12, true, mtbf);
+  c.rates.repeat_factor =
+      optional_number(f, "repeat_factor", 1, 1, 1e6, false, "a factor >= 1 (1: independent)");
   if (f.has("link_flap")) {
     YamlFields flap = f.map("link_flap");
     c.flap.probability =

@@ -15,9 +15,11 @@
 
 namespace parashift::core {
 
-enum class FailureKind { Gpu, Node, Nic, Link };
+/// Rack: a leaf switch or power-domain failure; every host of the rack is down
+/// at once, its memory with it, until repaired.
+enum class FailureKind { Gpu, Node, Nic, Link, Rack };
 const char* to_string(FailureKind kind);
-/// "gpu", "node", "nic", "link"; throws InputError listing them otherwise.
+/// "gpu", "node", "nic", "link", "rack"; throws InputError listing them otherwise.
 FailureKind parse_failure_kind(const std::string& text);
 
 /// Where snapshot replicas go: another node, or a node in another rack.
@@ -30,6 +32,10 @@ struct FailureRates {
   double node_mtbf_hours = 0;  // per host (whole node: GPUs and host memory)
   double nic_mtbf_hours = 0;   // per NIC (one NIC per GPU)
   double link_mtbf_hours = 0;  // per switch-to-switch cable
+  double rack_mtbf_hours = 0;  // per rack (leaf switch or power domain)
+  /// Repeat offenders: a GPU, node or NIC that has failed fails again at this
+  /// multiple of its rate from then on (1: independent failures).
+  double repeat_factor = 1;
 };
 
 /// A failed link may flap: go down `flaps` times, `period_ns` apart.
@@ -116,7 +122,8 @@ struct FaultConfig {
   std::vector<FaultEvent> events;
 
   /// Failures per hour of the whole cluster for the given component counts.
-  double failures_per_hour(int gpus, int hosts, int nics, int links) const;
+  /// Repeat offenders (rates.repeat_factor) add to it as components fail.
+  double failures_per_hour(int gpus, int hosts, int nics, int links, int racks = 0) const;
 };
 
 /// Reads a `faults:` map. Every error is an InputError naming the file,

@@ -52,10 +52,11 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
   s->slots = make_cluster_slots(topology, config.spares, config.hosts_per_rack);
   s->targets.gpus = s->slots.gpus();
   s->targets.hosts = s->slots.hosts();
+  s->targets.racks = s->slots.domains.racks();
   s->targets.fabric_links = fabric_links(topology);
   s->failures_per_hour =
       config.failures_per_hour(s->targets.gpus, s->targets.hosts, s->targets.gpus,
-                               static_cast<int>(s->targets.fabric_links.size()));
+                               static_cast<int>(s->targets.fabric_links.size()), s->targets.racks);
   const double mtbf_s = s->failures_per_hour > 0 ? 3600.0 / s->failures_per_hour : 1e12;
 
   s->times = std::make_unique<PlanTimes>(scenario);

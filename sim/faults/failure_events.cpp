@@ -46,7 +46,9 @@ std::string resolve(core::FailureKind kind, const std::string& text, const Failu
            (topology.link_count() > 0 ? topology.link(0).name : std::string("a->b")) +
            "' or a link id)";
   }
-  const int limit = kind == core::FailureKind::Node ? t.hosts : t.gpus;
+  const int limit = kind == core::FailureKind::Node   ? t.hosts
+                    : kind == core::FailureKind::Rack ? t.racks
+                                                      : t.gpus;
   long long id = 0;
   if (!parse_index(text, id) || id >= limit) {
     return std::string("expected a ") + core::to_string(kind) + " index in [0, " +
@@ -85,6 +87,7 @@ std::vector<FailureEvent> draw_failures(const core::FaultConfig& config,
       {core::FailureKind::Nic, targets.gpus, config.rates.nic_mtbf_hours},
       {core::FailureKind::Link, static_cast<int>(targets.fabric_links.size()),
        config.rates.link_mtbf_hours},
+      {core::FailureKind::Rack, targets.racks, config.rates.rack_mtbf_hours},
   };
   std::vector<FailureEvent> out;
   const double horizon_s = core::ns_to_s(horizon_ns);
@@ -92,11 +95,32 @@ std::vector<FailureEvent> draw_failures(const core::FaultConfig& config,
     if (s.mtbf_hours <= 0 || s.count <= 0) continue;
     // The union of `count` independent components: one Poisson process of
     // rate count / MTBF; each failure hits a uniformly drawn component.
-    std::exponential_distribution<double> gap(s.count / (s.mtbf_hours * 3600.0));
+    // Repeat offenders add (m - 1) / MTBF each once they have failed.
+    const bool repeats = config.rates.repeat_factor > 1 && s.kind != core::FailureKind::Link &&
+                         s.kind != core::FailureKind::Rack;
+    const double base_per_s = s.count / (s.mtbf_hours * 3600.0);
+    const double extra_per_s = (config.rates.repeat_factor - 1) / (s.mtbf_hours * 3600.0);
+    std::vector<int> offenders;  // components that have failed, in order of first failure
+    std::vector<char> failed(repeats ? static_cast<std::size_t>(s.count) : 0, 0);
     std::uniform_int_distribution<int> pick(0, s.count - 1);
     std::bernoulli_distribution flaps(config.flap.probability);
-    for (double t = gap(rng); t < horizon_s; t += gap(rng)) {
-      FailureEvent e{core::seconds_to_ns(t), s.kind, pick(rng)};
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    auto rate = [&] { return base_per_s + extra_per_s * static_cast<double>(offenders.size()); };
+    for (double t = std::exponential_distribution<double>(rate())(rng); t < horizon_s;
+         t += std::exponential_distribution<double>(rate())(rng)) {
+      int target = -1;
+      if (repeats && !offenders.empty() && unit(rng) * rate() >= base_per_s) {
+        // An offender's extra rate: uniformly among the components that failed.
+        std::uniform_int_distribution<std::size_t> which(0, offenders.size() - 1);
+        target = offenders[which(rng)];
+      } else {
+        target = pick(rng);
+      }
+      if (repeats && !failed[static_cast<std::size_t>(target)]) {
+        failed[static_cast<std::size_t>(target)] = 1;
+        offenders.push_back(target);
+      }
+      FailureEvent e{core::seconds_to_ns(t), s.kind, target};
       if (s.kind == core::FailureKind::Link) {
         e.target = targets.fabric_links[static_cast<std::size_t>(e.target)];
         const int downs = config.flap.probability > 0 && flaps(rng) ? config.flap.flaps : 1;

@@ -18,7 +18,7 @@ using core::TimeNs;
 struct FailureEvent {
   TimeNs at_ns = 0;
   core::FailureKind kind = core::FailureKind::Gpu;
-  int target = 0;  // GPU index (gpu, nic), host index (node), link id (link)
+  int target = 0;  // GPU index (gpu, nic), host index (node), link id (link), rack index (rack)
   friend bool operator<(const FailureEvent& a, const FailureEvent& b) {
     return a.at_ns != b.at_ns ? a.at_ns < b.at_ns
            : a.kind != b.kind ? a.kind < b.kind
@@ -26,12 +26,14 @@ struct FailureEvent {
   }
 };
 
-/// What can fail: `gpus` GPU slots (each with its NIC), `hosts` hosts, and
-/// the fabric links (switch-to-switch cables, by one of their link ids).
+/// What can fail: `gpus` GPU slots (each with its NIC), `hosts` hosts,
+/// `racks` racks, and the fabric links (switch-to-switch cables, by one of
+/// their link ids).
 struct FailureTargets {
   int gpus = 0;
   int hosts = 0;
   std::vector<int> fabric_links;
+  int racks = 0;
 };
 
 /// Switch-to-switch cables of the topology (one link id per cable, the
@@ -39,7 +41,11 @@ struct FailureTargets {
 std::vector<int> fabric_links(const topo::Topology& topology);
 
 /// Failures in [0, horizon) from the config's rates, sorted; a flapping link
-/// adds `flaps` downs `period` apart. Deterministic for a seed.
+/// adds `flaps` downs `period` apart. With rates.repeat_factor m > 1 a GPU,
+/// node or NIC that failed fails at m times its rate from then on (drawn
+/// exactly: between failures the kind's rate is constant, (count + (m - 1)
+/// x failed) / MTBF, and each failure hits a never-failed component or a
+/// repeat offender in proportion). Deterministic for a seed.
 std::vector<FailureEvent> draw_failures(const core::FaultConfig& config,
                                         const FailureTargets& targets, std::uint64_t seed,
                                         TimeNs horizon_ns);

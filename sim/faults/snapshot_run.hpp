@@ -232,12 +232,18 @@ class SnapshotRun {
     const TimeNs now = f.at_ns;
     const ClusterSlots& slots = s_.slots;
     std::vector<int> gpus;
-    int dead_host = -1;
+    std::vector<int> dead_hosts;  // a node, or every host of a rack not already down
     if (f.kind == core::FailureKind::Gpu || f.kind == core::FailureKind::Nic) {
       gpus.push_back(f.target);
     } else if (f.kind == core::FailureKind::Node) {
-      gpus = slots.gpus_of_host[static_cast<std::size_t>(f.target)];
-      dead_host = f.target;
+      dead_hosts.push_back(f.target);
+    } else if (f.kind == core::FailureKind::Rack) {
+      for (int h : slots.domains.hosts_of_rack[static_cast<std::size_t>(f.target)])
+        if (!down_hosts_->count(h)) dead_hosts.push_back(h);
+    }
+    for (int h : dead_hosts) {
+      const auto& on_host = slots.gpus_of_host[static_cast<std::size_t>(h)];
+      gpus.insert(gpus.end(), on_host.begin(), on_host.end());
     }
     std::vector<int> newly_lost;
     bool hit = f.kind == core::FailureKind::Link;
@@ -249,8 +255,7 @@ class SnapshotRun {
       // Only idle spares: out of the pool until repaired; a host's memory
       // (the replicas it kept for peers) dies with it.
       if (training_) materialize(now);
-      if (dead_host >= 0) kill_host_memory(dead_host);
-      take_down(gpus, dead_host, now);
+      take_down_all(gpus, dead_hosts, now);
       return;
     }
     const double work_at_stop = training_ ? close_segment(now) : pending_work_;
@@ -269,8 +274,7 @@ class SnapshotRun {
       const int r = mapping_->rank(g);
       if (r >= 0 && !gpu_down_[static_cast<std::size_t>(g)]) newly_lost.push_back(r);
     }
-    if (dead_host >= 0) kill_host_memory(dead_host);
-    take_down(gpus, dead_host, now);
+    take_down_all(gpus, dead_hosts, now);
 
     core::RecoveryPlan plan;
     plan.detect_ns = cfg_.heartbeat_timeout_ns;
@@ -326,6 +330,15 @@ class SnapshotRun {
     auto next = std::make_shared<std::vector<int>>(*incarnation_);
     ++(*next)[static_cast<std::size_t>(host)];
     incarnation_ = next;
+  }
+
+  // A GPU or NIC (no host), or whole hosts (their memory dies with them).
+  void take_down_all(const std::vector<int>& gpus, const std::vector<int>& hosts, TimeNs now) {
+    if (hosts.empty()) return take_down(gpus, -1, now);
+    for (int h : hosts) {
+      kill_host_memory(h);
+      take_down(s_.slots.gpus_of_host[static_cast<std::size_t>(h)], h, now);
+    }
   }
 
   void take_down(const std::vector<int>& gpus, int host, TimeNs now) {

@@ -81,6 +81,20 @@ faults:
   CHECK(c.failures_per_hour(64, 8, 64, 0) == doctest::Approx(0.00128 + 0.0004));
 }
 
+TEST_CASE("rack failures and repeat offenders are read, and racks add to the rate") {
+  const FaultConfig c = read(
+      "faults:\n  rack_mtbf_hours: 4000\n  repeat_factor: 10\n  events:\n"
+      "    - {kind: fail, target: rack, id: 2, at: 1h}\n");
+  CHECK(c.rates.rack_mtbf_hours == doctest::Approx(4000));
+  CHECK(c.rates.repeat_factor == doctest::Approx(10));
+  REQUIRE(c.events.size() == 1);
+  CHECK(c.events[0].target == FailureKind::Rack);
+  // 32 racks at 4000 h each: 32 / 4000 = 0.008 per hour; the repeat factor
+  // only adds once parts have failed.
+  CHECK(c.failures_per_hour(0, 0, 0, 0, 32) == doctest::Approx(0.008));
+  CHECK(read("faults: {}\n").rates.repeat_factor == doctest::Approx(1));
+}
+
 TEST_CASE("the baseline's checkpoint interval defaults to 30 min with or without its section") {
   // It was Young/Daly's "auto" (4.5-6 min on the shipped campaign) without a
   // baseline: section and 30 min with one that left the field out.
@@ -119,8 +133,13 @@ TEST_CASE("bad fault config values name the file, line and field") {
   CHECK(e4.find("s.yaml:3:") != std::string::npos);
 
   const std::string e5 =
-      error_of("faults:\n  events:\n    - {kind: fail, target: rack, id: 1, at: 1h}\n");
+      error_of("faults:\n  events:\n    - {kind: fail, target: switch, id: 1, at: 1h}\n");
   CHECK(e5.find("faults.events[0].target") != std::string::npos);
+  CHECK(e5.find("gpu, node, nic, link, rack") != std::string::npos);
+  // A repeat factor below 1 would make a failed part more reliable than a new one.
+  const std::string e6r = error_of("faults:\n  repeat_factor: 0.5\n");
+  CHECK(e6r.find("faults.repeat_factor") != std::string::npos);
+  CHECK(e6r.find("a factor >= 1") != std::string::npos);
 
   // A slow event names one GPU or one node (a whole host), not both, not neither.
   const std::string e7 =

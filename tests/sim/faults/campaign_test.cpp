@@ -162,8 +162,8 @@ nlohmann::json one_failure(const fs::path& scenario, const std::string& kind, in
   std::snprintf(row, sizeof row, "%.9f,%s,%d\n", at_s, kind.c_str(), target);
   const fs::path trace = write_file("window.csv", std::string("time_s,kind,target\n") + row);
   const fs::path out = scenario.parent_path() / "window.json";
-  std::vector<std::string> args{"faults", scenario.string(), "--seeds", "1", "--trace",
-                                trace.string(), "--json", out.string()};
+  std::vector<std::string> args{"faults",  scenario.string(), "--seeds", "1",
+                                "--trace", trace.string(),    "--json",  out.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_parashift(args);
   REQUIRE_MESSAGE(r.status == 0, r.err);
@@ -171,6 +171,24 @@ nlohmann::json one_failure(const fs::path& scenario, const std::string& kind, in
 }
 
 }  // namespace
+
+TEST_CASE("a rack failure takes its hosts at once: replicas in the same rack are lost with it") {
+  const fs::path scenario = write_file("rack.yaml", kScenario);
+  // Rack 0 is hosts 0-3 (hosts_per_rack 4): 32 GPUs, 32 ranks of the plan.
+  // Domain node keeps each host's second copy on the next host of the same
+  // rack, so every copy of ranks 0-31 dies with the rack: one interruption,
+  // one state loss.
+  const auto same_rack = one_failure(scenario, "rack", 0, 3000);
+  CHECK(same_rack["interruptions"] == 1);
+  CHECK(same_rack["state_losses"] == 1);
+  // Domain rack keeps the copy in the next rack: nothing is lost. 32 ranks
+  // lost and 16 spare GPUs: the job cannot be remapped whole and shrinks.
+  const auto other_rack =
+      one_failure(scenario, "rack", 0, 3000, {"--set", "faults.snapshot.domain=rack"});
+  CHECK(other_rack["interruptions"] == 1);
+  CHECK(other_rack["state_losses"] == 0);
+  CHECK(other_rack["shrinks"] == 1);
+}
 
 TEST_CASE("the cadence counts the interval from commit to commit") {
   const Timing t = timing_of(write_file("cadence.yaml", kScenario));
@@ -263,10 +281,18 @@ TEST_CASE("bad trace rows name the file and row, exit 2") {
   CHECK(r2.status == 2);
   CHECK(r2.err.find("bad2.csv:2: time_s") != std::string::npos);
 
-  const fs::path t3 = write_file("bad3.csv", "time_s,kind,target\n5,rack,3\n");
+  const fs::path t3 = write_file("bad3.csv", "time_s,kind,target\n5,switch,3\n");
   const auto r3 = run_parashift({"faults", scenario.string(), "--trace", t3.string()});
   CHECK(r3.status == 2);
-  CHECK(r3.err.find("bad3.csv:2: kind: expected one of gpu, node, nic, link") != std::string::npos);
+  CHECK(r3.err.find("bad3.csv:2: kind: expected one of gpu, node, nic, link, rack") !=
+        std::string::npos);
+
+  // 32 hosts in racks of 4, the 2 spare hosts spread over them: racks 0-7.
+  const fs::path t4 = write_file("bad4.csv", "time_s,kind,target\n5,rack,8\n");
+  const auto r4 = run_parashift({"faults", scenario.string(), "--trace", t4.string()});
+  CHECK(r4.status == 2);
+  CHECK(r4.err.find("bad4.csv:2: target: expected a rack index in [0, 8), found '8'") !=
+        std::string::npos);
 }
 
 TEST_CASE("bad fault config exits 2 with the field and what was expected") {
