@@ -136,7 +136,11 @@ void register_builtin_modules(PolicyRegistry& registry) {
         {"every", KnobKind::Int, 5, 1, 1000000, "iterations between confirming searches"},
         {"patience", KnobKind::Int, 2, 1, 1000, "searches in a row the same plan must win"},
         {"rebuild_s", KnobKind::Number, 20, 0, kInf,
-         "communicator rebuild the module expects per switch, s"}},
+         "communicator rebuild the module expects per switch, s"},
+        {"plan_cost_us", KnobKind::Number, 0.35, 0, kInf,
+         "counted time to estimate one plan, us (BM_ReplanSearch16k: 14.1 ms / 39,949 plans)"},
+        {"background_share", KnobKind::Number, 0.1, 0, kInf,
+         "a search counted longer than this share of an iteration runs in the background"}},
        [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
          ReplanPolicyOptions o;
          o.trigger = c.knob("trigger");
@@ -148,6 +152,8 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.every = static_cast<int>(c.knob("every"));
          o.patience = static_cast<int>(c.knob("patience"));
          o.rebuild_s = c.knob("rebuild_s");
+         o.plan_cost_us = c.knob("plan_cost_us");
+         o.background_share = c.knob("background_share");
          return std::make_unique<ReplanPolicy>(o);
        }});
   registry.add(

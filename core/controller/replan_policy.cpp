@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "core/controller/cost_calibration.hpp"
 #include "core/cost/estimate.hpp"
@@ -44,6 +45,18 @@ void ReplanPolicy::run(PolicyContext& context) {
                         .total_ns;
     chosen_ns_ = *reference_ns_;
   }
+  if (pending_) {
+    // A background search: dropped if the plan changed, weighed once ready.
+    if (pending_->plan_label != job.plan.label()) {
+      pending_.reset();
+    } else if (context.iteration < pending_->ready) {
+      return;
+    } else {
+      const PlanSearch found = std::move(pending_->found);
+      pending_.reset();
+      return decide(context, found, now_ns, calibration->device(), calibration->cluster());
+    }
+  }
   const double moved =
       std::abs(static_cast<double>(now_ns - *reference_ns_)) / static_cast<double>(*reference_ns_);
   const bool stepped = calibration->changes() != changes_seen_;
@@ -62,10 +75,32 @@ void ReplanPolicy::run(PolicyContext& context) {
   in.device_groups = calibration->device_groups();
   PlannerOptions options;
   options.top_k = 1;
-  const PlanSearch found = search_plans(in, options);
+  PlanSearch found = search_plans(in, options);
   last_search_ = context.iteration;
   reference_ns_ = now_ns;
   changes_seen_ = calibration->changes();
+  const double search_s = static_cast<double>(found.stats.evaluated) * options_.plan_cost_us * 1e-6;
+  const double iteration_s = ns_to_s(now_ns);
+  if (search_s > options_.background_share * iteration_s) {
+    const auto later = static_cast<std::int64_t>(std::ceil(search_s / iteration_s));
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "search of %lld plans takes %.3f s (counted), over %.0f%% of an iteration: "
+                  "in the background, weighed before iteration %lld",
+                  static_cast<long long>(found.stats.evaluated), search_s,
+                  100.0 * options_.background_share,
+                  static_cast<long long>(context.iteration + later + 1));
+    context.log.push_back({context.iteration, "replan", text, std::nullopt, false, 0, 0});
+    pending_ = Pending{std::move(found), context.iteration + later, job.plan.label()};
+    return;
+  }
+  decide(context, found, now_ns, in.device, in.cluster);
+}
+
+void ReplanPolicy::decide(PolicyContext& context, const PlanSearch& found, TimeNs now_ns,
+                          const DeviceSpec& device, const ClusterView& cluster) {
+  const JobModel& job = context.job;
+  const CostCalibration* calibration = context.calibration;
   if (found.top.empty()) return;
   const RankedPlan& best = found.top.front();
   const std::string running = job.plan.label();
@@ -91,8 +126,8 @@ void ReplanPolicy::run(PolicyContext& context) {
     return;
   }
   CostInputs calibrated = *job.cost;
-  calibrated.device = in.device;
-  calibrated.cluster = in.cluster;
+  calibrated.device = device;
+  calibrated.cluster = cluster;
   const ReplanCost cost =
       predicted_replan_cost(calibrated, job.plan, best.plan, seconds_to_ns(options_.rebuild_s));
   const double remaining =

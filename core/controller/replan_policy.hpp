@@ -36,6 +36,13 @@
 // needs the old plan to save `min_improvement` over the new one under the
 // same model, which contradicts the switch unless the cluster changed again.
 // It acts only on a backend that re-plans live (Capabilities::live_replan).
+//
+// A search's own time is counted, not measured, so runs stay
+// byte-identical: plans estimated x `plan_cost_us`. One that takes more
+// than `background_share` of the running iteration runs in the background:
+// its result (the search as of the iteration it started) is weighed at the
+// first iteration after it is ready, ceil(search / iteration) later, and
+// dropped if the plan changed meanwhile; no other search starts before.
 #pragma once
 
 #include <optional>
@@ -43,6 +50,7 @@
 
 #include "core/controller/policy_module.hpp"
 #include "core/cost/replan_cost.hpp"
+#include "core/planner/planner.hpp"
 
 namespace parashift::core {
 
@@ -56,6 +64,8 @@ struct ReplanPolicyOptions {
   int every = 5;                  // iterations between the searches that confirm a change
   int patience = 2;               // searches in a row the same plan must win
   double rebuild_s = 20;          // communicator rebuild the module expects, s
+  double plan_cost_us = 0.35;     // counted time to estimate one plan (BM_ReplanSearch16k)
+  double background_share = 0.1;  // a search longer than this share of an iteration: background
 };
 
 class ReplanPolicy : public PolicyModule {
@@ -64,7 +74,19 @@ class ReplanPolicy : public PolicyModule {
   void run(PolicyContext& context) override;
 
  private:
+  // A search running in the background: its result, the iteration it is
+  // ready at, and the plan it was searched for.
+  struct Pending {
+    PlanSearch found;
+    std::int64_t ready = 0;
+    std::string plan_label;
+  };
+  // Weighs a search's best plan against the running one; may switch.
+  void decide(PolicyContext& context, const PlanSearch& found, TimeNs now_ns,
+              const DeviceSpec& device, const ClusterView& cluster);
+
   ReplanPolicyOptions options_;
+  std::optional<Pending> pending_;
   std::optional<TimeNs> reference_ns_;  // the running plan's prediction at the last search
   TimeNs chosen_ns_ = 0;                // ... when it was chosen (for the log)
   std::string reference_label_;         // the plan the reference is of

@@ -66,6 +66,34 @@ TEST_CASE(
   CHECK(fixed.last.tokens_per_s < 0.85 * adaptive.oracle->tokens_per_s);
 }
 
+TEST_CASE("a search counted longer than an iteration runs in the background: same switch, later") {
+  const sim::RunSummary inline_run = sim::run_scenario(core::load_scenario(kBandwidth));
+  // 2 ms a plan instead of 0.35 us: the search of this scenario's plan space
+  // (about 12,000 plans, 24 s counted) outlasts the degraded FSDP iteration
+  // (about 18.5 s), so each search is weighed ceil(24 / 18.5) = 2 iterations
+  // after it starts. The switch needs two winning searches 5 iterations
+  // apart (patience 2, every 5); both start where the inline ones ran, so
+  // the switch comes exactly 2 iterations later, to the same plan.
+  const sim::RunSummary background = sim::run_scenario(
+      core::load_scenario(kBandwidth, {"policy={calibrate: on, replan: {plan_cost_us: 2000}}"}));
+  const auto a = replans(inline_run);
+  const auto b = replans(background);
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  CHECK(b.front().iteration == a.front().iteration + 2);
+  CHECK(std::get<core::ReplanDirective>(b.front().directive.action).plan.label() ==
+        std::get<core::ReplanDirective>(a.front().directive.action).plan.label());
+  int noted = 0;
+  for (const auto& n : background.notes)
+    if (n.module == "replan" && n.message.find("in the background") != std::string::npos &&
+        n.iteration < b.front().iteration)
+      ++noted;
+  CHECK(noted == 2);
+  // The default counts the same search at 4 ms: inline, nothing noted.
+  for (const auto& n : inline_run.notes)
+    CHECK(n.message.find("in the background") == std::string::npos);
+}
+
 TEST_CASE(
     "the switch is timed: the re-plan's iteration pays the re-sharded state and the rebuild") {
   const core::Scenario s = core::load_scenario(kBandwidth);
