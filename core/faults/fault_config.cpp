@@ -19,6 +19,8 @@ const char* to_string(FailureKind kind) {
       return "link";
     case FailureKind::Rack:
       return "rack";
+    case FailureKind::Maintenance:
+      return "maintenance";
   }
   return "?";
 }
@@ -29,7 +31,8 @@ FailureKind parse_failure_kind(const std::string& text) {
   if (text == "nic") return FailureKind::Nic;
   if (text == "link") return FailureKind::Link;
   if (text == "rack") return FailureKind::Rack;
-  throw InputError("expected one of gpu, node, nic, link, rack, found '" + text + "'");
+  if (text == "maintenance") return FailureKind::Maintenance;
+  throw InputError("expected one of gpu, node, nic, link, rack, maintenance, found '" + text + "'");
 }
 
 const char* to_string(FailureDomain domain) {
@@ -283,6 +286,18 @@ FaultConfig read_fault_config(YamlFields& f) {
   c.spares = nonnegative_int(f, "spares", 0);
   c.hosts_per_rack = f.optional_positive_int("hosts_per_rack");
   c.days = optional_number(f, "days", c.days, 0, 3650, true, "a number of days in (0, 3650]");
+  if (f.has("maintenance")) {
+    YamlFields m = f.map("maintenance");
+    for (const char* key : {"every", "duration"}) {
+      if (!m.has(key)) m.fail(key, "missing; expected a duration > 0");
+      if (duration(m, key) <= 0) m.fail(key, "expected a duration > 0");
+    }
+    c.maintenance.every_ns = duration(m, "every");
+    c.maintenance.duration_ns = duration(m, "duration");
+    m.reject_unknown();
+  } else {
+    f.allow("maintenance");
+  }
   if (f.has("snapshot")) {
     YamlFields s = f.map("snapshot");
     c.snapshot = read_snapshot(s);

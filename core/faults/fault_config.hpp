@@ -16,10 +16,12 @@
 namespace parashift::core {
 
 /// Rack: a leaf switch or power-domain failure; every host of the rack is down
-/// at once, its memory with it, until repaired.
-enum class FailureKind { Gpu, Node, Nic, Link, Rack };
+/// at once, its memory with it, until repaired. Maintenance: a host taken out
+/// for planned work, announced, for `maintenance.duration`.
+enum class FailureKind { Gpu, Node, Nic, Link, Rack, Maintenance };
 const char* to_string(FailureKind kind);
-/// "gpu", "node", "nic", "link", "rack"; throws InputError listing them otherwise.
+/// "gpu", "node", "nic", "link", "rack", "maintenance" (a host); throws InputError listing them
+/// otherwise.
 FailureKind parse_failure_kind(const std::string& text);
 
 /// Where snapshot replicas go: another node, or a node in another rack.
@@ -43,6 +45,13 @@ struct LinkFlap {
   double probability = 0;  // share of link failures that flap, [0, 1]
   int flaps = 3;
   TimeNs period_ns = 60 * kNsPerS;
+};
+
+/// Planned maintenance: one host at a time, announced, so a job can save its
+/// state first. nullopt every: none.
+struct MaintenanceConfig {
+  std::optional<TimeNs> every_ns;  // mean time between events over the cluster (Poisson)
+  TimeNs duration_ns = 0;          // the host out of service; required with every
 };
 
 struct SnapshotConfig {
@@ -117,6 +126,7 @@ struct FaultConfig {
   std::string spares_where = "faults.spares";  // where it was set, for later messages
   std::optional<int> hosts_per_rack;           // racks; default: hosts on one leaf switch
   double days = 30;                            // campaign length
+  MaintenanceConfig maintenance;
   SnapshotConfig snapshot;
   BaselineConfig baseline;
   std::vector<FaultEvent> events;

@@ -40,12 +40,24 @@ PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<Fail
         f.target >= setup.slots.topology_gpus) {
       continue;
     }
-    if (f.kind == core::FailureKind::Node && f.target >= setup.slots.topology_hosts) continue;
+    const bool planned = f.kind == core::FailureKind::Maintenance;
+    if ((f.kind == core::FailureKind::Node || planned) && f.target >= setup.slots.topology_hosts) {
+      continue;
+    }
     ++run.interruptions;
+    run.planned += planned ? 1 : 0;
     double work = w0;
     double saved = w0;
+    TimeNs restart = restart_ns;
     if (f.at_ns >= seg) {
       close(f.at_ns, work, saved);
+      if (planned) {
+        // Announced: one more checkpoint before the stop (its write is part
+        // of the restart), no detection; nothing is lost.
+        saved = work;
+        restart = setup.checkpoint_write_ns + setup.config.baseline.restart_ns +
+                  setup.checkpoint_write_ns;
+      }
     }  // else: still restarting; nothing new to lose
     // Synchronous checkpoints: at most one interval of work since the last.
     if (work - saved > bound_s + 1e-6) {
@@ -54,7 +66,7 @@ PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<Fail
                              " s");
     }
     run.lost_work_s.push_back(work - saved);
-    const TimeNs end = f.at_ns + restart_ns;
+    const TimeNs end = f.at_ns + restart;
     run.recovery_s.push_back(core::ns_to_s(end - f.at_ns));
     seg = end;
     w0 = saved;

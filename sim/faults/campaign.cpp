@@ -44,6 +44,7 @@ struct Collect {
     lost.insert(lost.end(), r.lost_work_s.begin(), r.lost_work_s.end());
     recovery.insert(recovery.end(), r.recovery_s.begin(), r.recovery_s.end());
     summary.interruptions += r.interruptions;
+    summary.planned += r.planned;
     summary.state_losses += r.state_losses;
     summary.lost_work_bound_s = std::max(summary.lost_work_bound_s, r.lost_work_bound_s);
     summary.shrinks += r.shrinks;
@@ -74,6 +75,7 @@ nlohmann::json json_of(const PolicySummary& s) {
           {"recovery_s", json_of(s.recovery_s)},
           {"overhead", json_of(s.overhead)},
           {"interruptions", s.interruptions},
+          {"planned", s.planned},
           {"state_losses", s.state_losses},
           {"shrinks", s.shrinks},
           {"regrows", s.regrows},
@@ -98,7 +100,10 @@ CampaignResult run_campaign(CampaignSetup& setup, const CampaignOptions& options
                                                              horizon_ns);
     failures.insert(failures.end(), scheduled.begin(), scheduled.end());
     std::stable_sort(failures.begin(), failures.end());
-    for (const auto& f : failures) result.failures += f.at_ns < horizon_ns ? 1 : 0;
+    for (const auto& f : failures) {
+      if (f.at_ns >= horizon_ns) continue;
+      (f.kind == core::FailureKind::Maintenance ? result.planned : result.failures) += 1;
+    }
     snap.add(run_snapshot_policy(setup, failures, horizon_ns));
     base.add(run_baseline_policy(setup, failures, horizon_ns));
     if (options.progress) options.progress(seed + 1, options.seeds);
@@ -114,6 +119,7 @@ nlohmann::json to_json(const CampaignSetup& setup, const CampaignResult& r) {
   j["seeds"] = r.seeds;
   j["days"] = r.days;
   j["failures"] = r.failures;
+  j["planned_maintenance"] = r.planned;
   j["failures_per_hour"] = setup.failures_per_hour;
   j["iteration_s"] = core::ns_to_s(setup.nominal.iteration_ns);
   j["snapshot"] = {{"rank_state_bytes", setup.state.total_bytes()},
@@ -146,6 +152,12 @@ void print_campaign(std::ostream& out, const CampaignSetup& setup, const Campaig
       setup.failures_per_hour > 0 ? 1 / setup.failures_per_hour : 0.0,
       core::ns_to_s(setup.nominal.iteration_ns));
   out << buf;
+  if (r.planned > 0) {
+    std::snprintf(
+        buf, sizeof buf, "maintenance   %lld planned events (one host each, out %s, announced)\n",
+        r.planned, core::format_duration_text(setup.config.maintenance.duration_ns).c_str());
+    out << buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "snapshots     %.2f GB per rank, stall %.3f s, replication %.2f s, every %d "
                 "iterations (%.1f s), %d replicas by %s, %d spares\n"
@@ -186,6 +198,13 @@ void print_campaign(std::ostream& out, const CampaignSetup& setup, const Campaig
                 core::ns_to_s(setup.snapshot_interval_ns), r.snapshot.shrinks, r.snapshot.regrows,
                 r.snapshot.state_losses);
   out << buf;
+  if (r.snapshot.planned > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "planned maintenance: %lld of the snapshot policy's interruptions, %lld of the "
+                  "baseline's (the state saved first: no work lost)\n",
+                  r.snapshot.planned, r.baseline.planned);
+    out << buf;
+  }
   for (const auto& n : r.snapshot.notes) out << "  " << n << "\n";
 }
 

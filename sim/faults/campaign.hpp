@@ -32,12 +32,13 @@ Percentiles percentiles(std::vector<double> values);
 
 struct PolicySummary {
   std::string name;
-  Percentiles ettr;         // per seed
-  Percentiles lost_work_s;  // per interruption
+  Percentiles ettr;              // per seed
+  Percentiles lost_work_s;       // per interruption
   double lost_work_bound_s = 0;  // largest bound asserted (PolicyRun::lost_work_bound_s)
-  Percentiles recovery_s;   // per interruption
-  Percentiles overhead;     // per seed: stall / training time
+  Percentiles recovery_s;        // per interruption
+  Percentiles overhead;          // per seed: stall / training time
   long long interruptions = 0;
+  long long planned = 0;  // of them, planned maintenance
   long long state_losses = 0;
   long long shrinks = 0;
   long long regrows = 0;
@@ -48,6 +49,7 @@ struct CampaignResult {
   int seeds = 0;
   double days = 0;
   long long failures = 0;
+  long long planned = 0;  // planned maintenance events
   PolicySummary snapshot;
   PolicySummary baseline;
 };

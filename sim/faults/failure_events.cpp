@@ -46,7 +46,8 @@ std::string resolve(core::FailureKind kind, const std::string& text, const Failu
            (topology.link_count() > 0 ? topology.link(0).name : std::string("a->b")) +
            "' or a link id)";
   }
-  const int limit = kind == core::FailureKind::Node   ? t.hosts
+  const int limit = kind == core::FailureKind::Node || kind == core::FailureKind::Maintenance
+                        ? t.hosts
                     : kind == core::FailureKind::Rack ? t.racks
                                                       : t.gpus;
   long long id = 0;
@@ -130,6 +131,15 @@ std::vector<FailureEvent> draw_failures(const core::FaultConfig& config,
         }
       }
       out.push_back(e);
+    }
+  }
+  // Planned maintenance: one host at a time, uniformly, at the cluster's rate.
+  if (config.maintenance.every_ns && targets.hosts > 0) {
+    std::exponential_distribution<double> gap(1.0 / core::ns_to_s(*config.maintenance.every_ns));
+    std::uniform_int_distribution<int> host(0, targets.hosts - 1);
+    for (double t = gap(rng); t < horizon_s; t += gap(rng)) {
+      out.push_back(
+          FailureEvent{core::seconds_to_ns(t), core::FailureKind::Maintenance, host(rng)});
     }
   }
   std::sort(out.begin(), out.end());

@@ -45,7 +45,9 @@ std::vector<int> fabric_links(const topo::Topology& topology);
 /// node or NIC that failed fails at m times its rate from then on (drawn
 /// exactly: between failures the kind's rate is constant, (count + (m - 1)
 /// x failed) / MTBF, and each failure hits a never-failed component or a
-/// repeat offender in proportion). Deterministic for a seed.
+/// repeat offender in proportion). Planned maintenance (config.maintenance)
+/// takes one host, drawn uniformly, at the cluster's rate. Deterministic for
+/// a seed.
 std::vector<FailureEvent> draw_failures(const core::FaultConfig& config,
                                         const FailureTargets& targets, std::uint64_t seed,
                                         TimeNs horizon_ns);

@@ -17,10 +17,11 @@ struct PolicyRun {
   /// in use, <= the snapshot interval; baseline: the checkpoint interval).
   /// Every interruption without a state loss lost at most its plan's bound.
   double lost_work_bound_s = 0;
-  std::vector<double> recovery_s;   // per interruption: failure -> training again
-  double stall_s = 0;               // snapshot / checkpoint stalls
-  double training_s = 0;            // wall time spent running iterations
+  std::vector<double> recovery_s;  // per interruption: failure -> training again
+  double stall_s = 0;              // snapshot / checkpoint stalls
+  double training_s = 0;           // wall time spent running iterations
   int interruptions = 0;
+  int planned = 0;  // of them, planned maintenance
   /// Every in-memory replica of some shard of the newest committed version
   /// died (restored from an older version or the remote checkpoint).
   int state_losses = 0;

@@ -231,11 +231,14 @@ class SnapshotRun {
   void on_failure(const FailureEvent& f) {
     const TimeNs now = f.at_ns;
     const ClusterSlots& slots = s_.slots;
+    // Planned maintenance: announced, the host out for its duration.
+    const bool planned = f.kind == core::FailureKind::Maintenance;
+    const TimeNs out_ns = planned ? cfg_.maintenance.duration_ns : cfg_.repair_ns;
     std::vector<int> gpus;
     std::vector<int> dead_hosts;  // a node, or every host of a rack not already down
     if (f.kind == core::FailureKind::Gpu || f.kind == core::FailureKind::Nic) {
       gpus.push_back(f.target);
-    } else if (f.kind == core::FailureKind::Node) {
+    } else if (f.kind == core::FailureKind::Node || planned) {
       dead_hosts.push_back(f.target);
     } else if (f.kind == core::FailureKind::Rack) {
       for (int h : slots.domains.hosts_of_rack[static_cast<std::size_t>(f.target)])
@@ -255,11 +258,15 @@ class SnapshotRun {
       // Only idle spares: out of the pool until repaired; a host's memory
       // (the replicas it kept for peers) dies with it.
       if (training_) materialize(now);
-      take_down_all(gpus, dead_hosts, now);
+      take_down_all(gpus, dead_hosts, now, out_ns);
       return;
     }
-    const double work_at_stop = training_ ? close_segment(now) : pending_work_;
+    const bool was_training = training_;
+    double work_at_stop = training_ ? close_segment(now) : pending_work_;
+    TimeNs drain_ns = 0;
+    if (planned && was_training) work_at_stop = drain(now, work_at_stop, drain_ns);
     ++run_.interruptions;
+    run_.planned += planned ? 1 : 0;
     // The bound of the plan the work was done under (restore may re-plan).
     const double bound_s = work_of(gap_ns_);
     run_.lost_work_bound_s = std::max(run_.lost_work_bound_s, bound_s);
@@ -274,10 +281,10 @@ class SnapshotRun {
       const int r = mapping_->rank(g);
       if (r >= 0 && !gpu_down_[static_cast<std::size_t>(g)]) newly_lost.push_back(r);
     }
-    take_down_all(gpus, dead_hosts, now);
+    take_down_all(gpus, dead_hosts, now, out_ns);
 
     core::RecoveryPlan plan;
-    plan.detect_ns = cfg_.heartbeat_timeout_ns;
+    plan.detect_ns = planned ? drain_ns : cfg_.heartbeat_timeout_ns;
     plan.reinit_ns = cfg_.reinit_ns;
     double restored = 0;
     bool state_lost = false;
@@ -332,16 +339,38 @@ class SnapshotRun {
     incarnation_ = next;
   }
 
-  // A GPU or NIC (no host), or whole hosts (their memory dies with them).
-  void take_down_all(const std::vector<int>& gpus, const std::vector<int>& hosts, TimeNs now) {
-    if (hosts.empty()) return take_down(gpus, -1, now);
+  // Announced maintenance at `now`, the job training: the iteration in
+  // flight finishes, the state is saved (device -> host copy) and replicated
+  // before the host goes, so nothing is lost. Returns the work saved, the
+  // version committed at its end; `drain_ns` is the time from `now` to it.
+  double drain(TimeNs now, double work_at_stop, TimeNs& drain_ns) {
+    const double partial = work_at_stop - last_iteration_work_;
+    TimeNs finish_ns = 0;
+    double saved = work_at_stop;
+    if (partial > kWorkEpsS) {
+      finish_ns = std::max<TimeNs>(
+          0, timing_.iteration_ns - core::seconds_to_ns(partial / std::max(share_, 1e-12)));
+      saved = last_iteration_work_ + work_of(timing_.iteration_ns);
+      run_.training_s += core::ns_to_s(finish_ns);
+    }
+    drain_ns = finish_ns + stall_ns_ + repl_ns_;  // recovery time, not a stall of training
+    push_version(saved, now);
+    versions_.back().complete_ns = now;  // replicated within the drain, before the host goes
+    return saved;
+  }
+
+  // A GPU or NIC (no host), or whole hosts (their memory dies with them);
+  // back in service `out_ns` later.
+  void take_down_all(const std::vector<int>& gpus, const std::vector<int>& hosts, TimeNs now,
+                     TimeNs out_ns) {
+    if (hosts.empty()) return take_down(gpus, -1, now, out_ns);
     for (int h : hosts) {
       kill_host_memory(h);
-      take_down(s_.slots.gpus_of_host[static_cast<std::size_t>(h)], h, now);
+      take_down(s_.slots.gpus_of_host[static_cast<std::size_t>(h)], h, now, out_ns);
     }
   }
 
-  void take_down(const std::vector<int>& gpus, int host, TimeNs now) {
+  void take_down(const std::vector<int>& gpus, int host, TimeNs now, TimeNs out_ns) {
     for (int g : gpus) {
       if (gpu_down_[static_cast<std::size_t>(g)]) continue;
       gpu_down_[static_cast<std::size_t>(g)] = 1;
@@ -352,7 +381,7 @@ class SnapshotRun {
       next->insert(host);
       down_hosts_ = next;
     }
-    kernel_.schedule_at(now + cfg_.repair_ns, [this, gpus, host] { on_repair(gpus, host); });
+    kernel_.schedule_at(now + out_ns, [this, gpus, host] { on_repair(gpus, host); });
   }
 
   void on_repair(const std::vector<int>& gpus, int host) {

@@ -95,6 +95,22 @@ TEST_CASE("rack failures and repeat offenders are read, and racks add to the rat
   CHECK(read("faults: {}\n").rates.repeat_factor == doctest::Approx(1));
 }
 
+TEST_CASE("planned maintenance needs both its rate and its duration") {
+  const FaultConfig c = read("faults:\n  maintenance: {every: 27.6h, duration: 4h}\n");
+  REQUIRE(c.maintenance.every_ns.has_value());
+  CHECK(*c.maintenance.every_ns == static_cast<TimeNs>(27.6 * 3600) * kNsPerS);
+  CHECK(c.maintenance.duration_ns == 4 * 3600 * kNsPerS);
+  CHECK_FALSE(read("faults: {}\n").maintenance.every_ns.has_value());
+  // No published duration, so no default: leaving it out is an error.
+  const std::string e1 = error_of("faults:\n  maintenance: {every: 27.6h}\n");
+  CHECK(e1.find("faults.maintenance.duration") != std::string::npos);
+  CHECK(e1.find("missing") != std::string::npos);
+  const std::string e2 = error_of("faults:\n  maintenance: {every: 0s, duration: 1h}\n");
+  CHECK(e2.find("faults.maintenance.every") != std::string::npos);
+  const std::string e3 = error_of("faults:\n  maintenance: {every: 1h, duration: 1h, hosts: 2}\n");
+  CHECK(e3.find("faults.maintenance.hosts") != std::string::npos);
+}
+
 TEST_CASE("the baseline's checkpoint interval defaults to 30 min with or without its section") {
   // It was Young/Daly's "auto" (4.5-6 min on the shipped campaign) without a
   // baseline: section and 30 min with one that left the field out.

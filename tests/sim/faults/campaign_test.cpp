@@ -190,6 +190,49 @@ TEST_CASE("a rack failure takes its hosts at once: replicas in the same rack are
   CHECK(other_rack["shrinks"] == 1);
 }
 
+TEST_CASE("planned maintenance saves the state first: nothing lost, no detection") {
+  const fs::path scenario = write_file("maint.yaml", kScenario);
+  // The same host at the same time, unannounced (node) and announced
+  // (maintenance). A node failure 3,000 s in loses the work since the newest
+  // committed version (more than nothing: 3,000 s is not on a commit) and
+  // is noticed after the 10 s heartbeat; maintenance finishes the running
+  // iteration, copies and replicates the state (the drain), then moves the
+  // host's ranks to spares: it loses nothing and waits for no heartbeat.
+  const auto failed = one_failure(scenario, "node", 0, 3000);
+  const auto planned = one_failure(scenario, "maintenance", 0, 3000);
+  CHECK(failed["interruptions"] == 1);
+  CHECK(failed["planned"] == 0);
+  CHECK(failed["lost_work_s"]["max"].get<double>() > 0);
+  CHECK(planned["interruptions"] == 1);
+  CHECK(planned["planned"] == 1);
+  CHECK(planned["lost_work_s"]["max"].get<double>() == 0);
+  // Recovery: node = 10 s heartbeat + 20 s reinit + restore traffic;
+  // maintenance = drain (at most an iteration + the stall + replication)
+  // + 20 s reinit + the same traffic: at least the 20 s reinit, and shorter
+  // than the node's by the 10 s heartbeat less the drain.
+  const double node_s = failed["recovery_s"]["max"];
+  const double maint_s = planned["recovery_s"]["max"];
+  const auto t = timing_of(scenario);
+  CHECK(maint_s >= 20.0);
+  CHECK(maint_s <= node_s - 10.0 + t.iteration + t.stall + t.replication + 1e-6);
+}
+
+TEST_CASE("maintenance is drawn at the cluster's rate, one host each") {
+  // every 12 h over 2 days, 100 seeds: 4 events a seed on average.
+  std::string text = kScenario;
+  text += "  maintenance: {every: 12h, duration: 2h}\n";
+  const fs::path scenario = write_file("maint-rate.yaml", text);
+  const fs::path out = scenario.parent_path() / "maint-rate.json";
+  const auto r =
+      run_parashift({"faults", scenario.string(), "--seeds", "100", "--json", out.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.out.find("planned events (one host each, out 2h, announced)") != std::string::npos);
+  const auto j = nlohmann::json::parse(read_file(out));
+  // 400 expected, Poisson: sigma 20, so 15% is 3 sigma.
+  CHECK(j["planned_maintenance"].get<double>() == doctest::Approx(400).epsilon(0.15));
+  CHECK(j["policies"]["snapshot"]["state_losses"] == 0);
+}
+
 TEST_CASE("the cadence counts the interval from commit to commit") {
   const Timing t = timing_of(write_file("cadence.yaml", kScenario));
   // Llama-3 70B here: ~17 s iterations, 0.25 s replication to the next host.
