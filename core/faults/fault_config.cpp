@@ -288,12 +288,14 @@ FaultConfig read_fault_config(YamlFields& f) {
   c.days = optional_number(f, "days", c.days, 0, 3650, true, "a number of days in (0, 3650]");
   if (f.has("maintenance")) {
     YamlFields m = f.map("maintenance");
-    for (const char* key : {"every", "duration"}) {
+    auto positive = [&m](const char* key) {
       if (!m.has(key)) m.fail(key, "missing; expected a duration > 0");
-      if (duration(m, key) <= 0) m.fail(key, "expected a duration > 0");
-    }
-    c.maintenance.every_ns = duration(m, "every");
-    c.maintenance.duration_ns = duration(m, "duration");
+      const TimeNs value = duration(m, key);
+      if (value <= 0) m.fail(key, "expected a duration > 0");
+      return value;
+    };
+    c.maintenance.every_ns = positive("every");
+    c.maintenance.duration_ns = positive("duration");
     m.reject_unknown();
   } else {
     f.allow("maintenance");

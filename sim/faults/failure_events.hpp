@@ -18,7 +18,8 @@ using core::TimeNs;
 struct FailureEvent {
   TimeNs at_ns = 0;
   core::FailureKind kind = core::FailureKind::Gpu;
-  int target = 0;  // GPU index (gpu, nic), host index (node), link id (link), rack index (rack)
+  // GPU index (gpu, nic), host index (node, maintenance), link id (link), rack index (rack)
+  int target = 0;
   friend bool operator<(const FailureEvent& a, const FailureEvent& b) {
     return a.at_ns != b.at_ns ? a.at_ns < b.at_ns
            : a.kind != b.kind ? a.kind < b.kind
