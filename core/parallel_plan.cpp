@@ -47,6 +47,11 @@ constexpr std::array<std::pair<const char*, SyncMode>, 3> kSyncModes{{
     {"delayed", SyncMode::Delayed},
 }};
 
+constexpr std::array<std::pair<const char*, RankOrder>, 2> kRankOrders{{
+    {"tp-cp-dp-pp", RankOrder::TpCpDpPp},
+    {"tp-cp-pp-dp", RankOrder::TpCpPpDp},
+}};
+
 template <typename Enum, std::size_t N>
 const char* name_of(Enum value, const std::array<std::pair<const char*, Enum>, N>& names) {
   for (const auto& [name, v] : names) {
@@ -71,6 +76,12 @@ const char* to_string(Precision value) {
 }
 const char* to_string(SyncMode value) {
   return name_of(value, kSyncModes);
+}
+const char* to_string(RankOrder value) {
+  return name_of(value, kRankOrders);
+}
+RankOrder parse_rank_order(const std::string& text) {
+  return parse_enum(text, kRankOrders);
 }
 SyncMode parse_sync_mode(const std::string& text) {
   return parse_enum(text, kSyncModes);
@@ -182,6 +193,7 @@ std::string ParallelPlan::label() const {
   s += std::string(" os:") + to_string(optimizer_sharding) + " " + to_string(precision);
   if (sync != SyncMode::Flat) s += std::string(" sync:") + to_string(sync);
   if (compression.enabled()) s += " gc:" + to_string(compression);
+  if (order != RankOrder::TpCpDpPp) s += std::string(" order:") + to_string(order);
   return s;
 }
 

@@ -22,6 +22,13 @@ enum class Precision { Bf16, Fp8 };
 /// previous iteration's mean gradient (staleness exactly one iteration; the
 /// first iteration applies none).
 enum class SyncMode { Flat, Hierarchical, Delayed };
+/// How global ranks (and so GPUs: rank r runs on GPU r) are numbered from
+/// the parallel coordinates, tp fastest (core/rank_layout.hpp). tp-cp-dp-pp
+/// is Megatron's default: a pipeline stage of every replica sits on
+/// consecutive GPUs. tp-cp-pp-dp is Megatron's --use-tp-pp-dp-mapping and the
+/// Llama 3 order: each replica's whole pipeline sits on consecutive GPUs, so
+/// a rack failure takes whole replicas instead of one stage of many.
+enum class RankOrder { TpCpDpPp, TpCpPpDp };
 
 struct ParallelPlan {
   int tp = 1;              // tensor parallel
@@ -37,6 +44,7 @@ struct ParallelPlan {
   OptimizerSharding optimizer_sharding = OptimizerSharding::None;
   Precision precision = Precision::Bf16;
   SyncMode sync = SyncMode::Flat;
+  RankOrder order = RankOrder::TpCpDpPp;
   /// The gradient compressor of the data-parallel sync: of the whole
   /// all-reduce (flat) or of its inter-node step (hierarchical).
   CompressionSpec compression;
@@ -66,11 +74,13 @@ const char* to_string(Recompute value);
 const char* to_string(OptimizerSharding value);
 const char* to_string(Precision value);
 const char* to_string(SyncMode value);
+const char* to_string(RankOrder value);
 // Each parser throws InputError "expected one of ..., found '...'".
 Schedule parse_schedule(const std::string& text);
 Recompute parse_recompute(const std::string& text);
 OptimizerSharding parse_optimizer_sharding(const std::string& text);
 Precision parse_precision(const std::string& text);
 SyncMode parse_sync_mode(const std::string& text);
+RankOrder parse_rank_order(const std::string& text);
 
 }  // namespace parashift::core

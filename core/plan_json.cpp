@@ -19,7 +19,8 @@ void to_json(nlohmann::json& out, const ParallelPlan& p) {
          {"optimizer_sharding", to_string(p.optimizer_sharding)},
          {"precision", to_string(p.precision)},
          {"sync", to_string(p.sync)},
-         {"compression", to_string(p.compression)}};
+         {"compression", to_string(p.compression)},
+         {"order", to_string(p.order)}};
 }
 
 }  // namespace parashift::core

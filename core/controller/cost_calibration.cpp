@@ -197,18 +197,17 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                                                fixed_compute_ns(base, s == 0, s == plan.pp - 1);
   const int measured = std::min(layout.ranks(), static_cast<int>(report.rank_compute_ns.size()));
   rank_ratio_.assign(static_cast<std::size_t>(measured), RankRatio{});
-  ranks_per_replica_ = plan.tp * plan.cp;
+  dp_stride_ = layout.dp_stride();
   dp_ = plan.dp;
   stage_model_.assign(static_cast<std::size_t>(plan.pp), Expected{});
-  // Megatron's order (core/rank_layout.hpp): tp fastest, then cp, dp, pp.
-  const int per_replica = plan.tp * plan.cp;
-  const int per_stage = per_replica * plan.dp;
+  const int per_stage = plan.tp * plan.cp * plan.dp;
   for (auto& v : by_stage) v.reserve(static_cast<std::size_t>(per_stage));
   const int even = plan.micro_batches();
   const double per_even = 1.0 / even;
   for (int r = 0; r < measured; ++r) {
-    const auto stage = static_cast<std::size_t>(r / per_stage);
-    const auto replica = static_cast<std::size_t>(r % per_stage / per_replica);
+    const RankCoord c = layout.coord(r);
+    const auto stage = static_cast<std::size_t>(c.pp);
+    const auto replica = static_cast<std::size_t>(c.dp);
     const int m = job.micro_batches_per_replica[replica];
     const double expected = m * stage_mb_ns[stage] * rank_factor(static_cast<std::size_t>(r));
     if (expected > 0) {

@@ -171,14 +171,14 @@ class CostCalibration {
   std::string rank_speed_plan_;
   /// Each replica's slowest compute over the busiest stage's at the even
   /// share, and its micro-batches over the even share (empty: nothing
-  /// measured); ranks_per_replica_ and dp_ are the running plan's tp x cp and dp.
+  /// measured); dp_stride_ and dp_ are the running plan's (core/rank_layout.hpp).
   struct ReplicaPace {
     double stretch = 0;
     double share = 1;
   };
   std::vector<ReplicaPace> replica_pace_;
   std::vector<GpuFactor> slow_ranks_;
-  mutable int ranks_per_replica_ = 1;
+  mutable int dp_stride_ = 1;
   mutable int dp_ = 1;
   /// The preset's work profile of `plan` and the three with one compute
   /// efficiency doubled, kept while the plan stays (rows() runs per report).

@@ -4,6 +4,7 @@
 #include "core/assert.hpp"
 
 #include "core/cost/memory.hpp"
+#include "core/rank_layout.hpp"
 #include "core/work_split.hpp"
 
 namespace parashift::core {
@@ -49,16 +50,19 @@ void limit_memory_by_group(JobModel& job, const std::vector<DeviceGroup>& groups
                            const DeviceSpec& device) {
   if (groups.empty()) return;
   job.memory_limit_bytes = least_hbm_bytes(groups, device);
-  // Stage s holds ranks [s n, (s + 1) n), n = tp cp dp (pp is the slowest index).
-  const int n = job.plan.tp * job.plan.cp * job.plan.dp;
-  job.stage_memory_limit_bytes.assign(static_cast<std::size_t>(job.plan.pp), device.hbm_bytes);
-  for (int s = 0; s < job.plan.pp; ++s) {
-    double& limit = job.stage_memory_limit_bytes[static_cast<std::size_t>(s)];
-    bool covered = false;
-    for (const DeviceGroup& g : groups) {
-      if (g.first_gpu >= (s + 1) * n || g.first_gpu + g.gpus <= s * n) continue;
-      limit = covered ? std::min(limit, g.device.hbm_bytes) : g.device.hbm_bytes;
-      covered = true;
+  // Each stage's limit: the least HBM of the groups holding one of its ranks
+  // (rank r on GPU r, stages placed by the plan's rank order).
+  const RankLayout layout(job.plan);
+  const auto stages = static_cast<std::size_t>(job.plan.pp);
+  job.stage_memory_limit_bytes.assign(stages, device.hbm_bytes);
+  std::vector<char> covered(stages, 0);
+  for (const DeviceGroup& g : groups) {
+    const int end = std::min(g.first_gpu + g.gpus, layout.ranks());
+    for (int r = std::max(0, g.first_gpu); r < end; ++r) {
+      const auto s = static_cast<std::size_t>(layout.coord(r).pp);
+      double& limit = job.stage_memory_limit_bytes[s];
+      limit = covered[s] ? std::min(limit, g.device.hbm_bytes) : g.device.hbm_bytes;
+      covered[s] = 1;
     }
   }
 }

@@ -137,21 +137,15 @@ void CostCalibration::update_rank_speed(const std::string& plan_label) {
   slow_ranks_.clear();
   if (sample.empty() || !(busiest > 0)) return;
   const auto [mid, floor] = jitter_floor(sample);
-  // Per replica (ranks in Megatron's order: tp, cp, then dp), its slowest
-  // rank's compute over the busiest stage's at the even share; and the
-  // slow ranks, against the median rank rather than the model (ranks all
-  // off the model together are the factors' business, and plans are
-  // compared on one cluster's ranks).
-  const int per_replica = std::max(1, ranks_per_replica_);
-  replica_pace_.assign(static_cast<std::size_t>(std::max(1, dp_)), ReplicaPace{0, 1});
-  std::size_t replica = 0;
-  int in_replica = 0;
+  // Per replica, its slowest rank's compute over the busiest stage's at the
+  // even share; and the slow ranks, against the median rank rather than the
+  // model (ranks all off the model together are the factors' business, and
+  // plans are compared on one cluster's ranks).
+  const int dp_stride = std::max(1, dp_stride_);
+  const int dp = std::max(1, dp_);
+  replica_pace_.assign(static_cast<std::size_t>(dp), ReplicaPace{0, 1});
   for (std::size_t r = 0; r < rank_ratio_.size(); ++r) {
-    const std::size_t d = replica;  // r / per_replica % dp, counted rather than divided
-    if (++in_replica == per_replica) {
-      in_replica = 0;
-      if (++replica == replica_pace_.size()) replica = 0;
-    }
+    const auto d = static_cast<std::size_t>(static_cast<int>(r) / dp_stride % dp);
     const RankRatio& x = rank_ratio_[r];
     const double sp = rank_speed_[r];
     if (!(sp > 0) || !(raw[r] > 0)) continue;

@@ -1,4 +1,5 @@
 #include "core/cost/estimate.hpp"
+#include "core/rank_layout.hpp"
 
 namespace parashift::core {
 
@@ -34,9 +35,10 @@ GroupPlacement group_placement(const ParallelPlan& plan, int gpus_per_node) {
   };
   g.tp_per_node = fit(plan.tp, 1);
   g.cp_per_node = fit(plan.cp, plan.tp);
-  g.dp_per_node = fit(plan.dp, plan.tp * plan.cp);
+  const RankLayout layout(plan);
+  g.dp_per_node = fit(plan.dp, layout.dp_stride());
   // Some hop of the pipeline leaves the node once the pipeline spans nodes.
-  g.pp_crosses_nodes = plan.pp > 1 && plan.tp * plan.cp * plan.dp * plan.pp > gpn;
+  g.pp_crosses_nodes = plan.pp > 1 && layout.pp_stride() * plan.pp > gpn;
   return g;
 }
 

@@ -19,9 +19,10 @@ using PaceClass = ReplicaPaces::Class;
 // replica; empty when there is none. A stage whose GPUs are not all listed
 // has some at the reference pace (factor 1) too.
 std::vector<Pace> paced_replicas(const ParallelPlan& plan, const std::vector<GpuFactor>& gpus) {
-  // Ascending GPUs run stage-major (rank = tp + tp (cp + cp (dp + dp pp))),
-  // a stage's tp x cp GPUs consecutive: each run of one (replica, stage) is
-  // that stage's, folded into its replica as it ends; no sort needed.
+  // In either rank order (core/rank_layout.hpp) the tp x cp GPUs of one
+  // (replica, stage) are consecutive: each run of one (replica, stage) in the
+  // ascending GPUs is that stage's, folded into its replica as it ends; no
+  // sort needed.
   const RankLayout layout(plan);
   const int per_stage = plan.tp * plan.cp;
   struct Acc {

@@ -37,6 +37,7 @@ struct PlanSpaceInput {
   int global_batch = 0;
   int seq_len = 0;
   Precision precision = Precision::Bf16;
+  RankOrder order = RankOrder::TpCpDpPp;
   PlanPins pins;
   int max_cp = 16;  // largest context-parallel degree tried when cp is not pinned
 };
@@ -80,6 +81,7 @@ void PlanSpace::for_each(Visit&& visit) const {
   ParallelPlan plan;
   plan.global_batch = in_.global_batch;
   plan.precision = in_.precision;
+  plan.order = in_.order;
   for (const int tp : tp_) {
     plan.tp = tp;
     for (const int cp : cp_) {

@@ -23,6 +23,7 @@ PlannerInput planner_input_of(const Scenario& scenario, const topo::Topology& to
   in.global_batch = scenario.training.global_batch;
   in.seq_len = scenario.training.seq_len;
   in.precision = scenario.training.precision;
+  in.order = scenario.plan.order;
   return in;
 }
 
@@ -109,14 +110,14 @@ std::optional<ReferenceStanding> stand(const PlannerInput& in, double usable_byt
   return r;
 }
 
-// Every field the plan space varies, and the batch and precision it copies in.
+// Every field the plan space varies, and the batch, precision and rank order it copies in.
 bool same_plan(const ParallelPlan& a, const ParallelPlan& b) {
   return a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.cp == b.cp &&
          a.virtual_stages == b.virtual_stages && a.micro_batch == b.micro_batch &&
          a.global_batch == b.global_batch && a.schedule == b.schedule &&
          a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel &&
          a.optimizer_sharding == b.optimizer_sharding && a.precision == b.precision &&
-         a.sync == b.sync && a.compression == b.compression;
+         a.sync == b.sync && a.compression == b.compression && a.order == b.order;
 }
 
 }  // namespace
@@ -153,6 +154,7 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
   space_in.global_batch = in.global_batch;
   space_in.seq_len = in.seq_len;
   space_in.precision = in.precision;
+  space_in.order = in.order;
   space_in.pins = in.pins;
   space_in.max_cp = options.max_cp;
   const PlanSpace space(in.model, space_in);

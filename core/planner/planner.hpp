@@ -28,6 +28,8 @@ struct PlannerInput {
   int global_batch = 0;
   int seq_len = 0;
   Precision precision = Precision::Bf16;
+  /// Copied into every plan searched, like precision (the scenario's).
+  RankOrder order = RankOrder::TpCpDpPp;
   PlanPins pins;
   CostOptions options;
   /// A plan to place among the ranked ones (e.g. the scenario's own).

@@ -219,6 +219,7 @@ void read_plan(YamlFields& top, const YamlFields& training, Scenario& s,
   if (auto sp = plan.optional_bool("sequence_parallel")) p.sequence_parallel = *sp;
   enum_field("sync", parse_sync_mode, p.sync);
   enum_field("compression", parse_compression, p.compression);
+  enum_field("order", parse_rank_order, p.order);
   plan.reject_unknown();
   p.global_batch = s.training.global_batch;
   p.precision = s.training.precision;

@@ -17,6 +17,7 @@ std::optional<ShrinkResult> shrink_and_replan(const PlannerInput& base, const Pa
   PlannerInput in = base;
   in.global_batch = dp * per_replica_batch;
   in.cluster.gpus = dp * current.tp * current.pp * current.cp;
+  in.order = current.order;
   in.pins = PlanPins{};
   in.pins.tp = current.tp;
   in.pins.pp = current.pp;

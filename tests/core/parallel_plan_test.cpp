@@ -85,6 +85,29 @@ TEST_CASE("rank layout: tp fastest, then cp, dp, pp") {
   for (int r = 0; r < layout.ranks(); ++r) CHECK(layout.rank(layout.coord(r)) == r);
 }
 
+TEST_CASE("rank order tp-cp-pp-dp puts each replica's whole pipeline on consecutive ranks") {
+  ParallelPlan p;
+  p.tp = 4;
+  p.cp = 2;
+  p.dp = 3;
+  p.pp = 2;
+  p.order = parse_rank_order("tp-cp-pp-dp");
+  const RankLayout layout(p);
+  // rank = tp + 4 * (cp + 2 * (pp + 2 * dp)); (tp 1, cp 1, dp 2, pp 1) -> 1 + 4*(1 + 2*5) = 45,
+  // as in the default order by coincidence; (tp 0, cp 0, dp 1, pp 0) -> 4*2*2 = 16 (default: 8).
+  CHECK(layout.rank({1, 1, 2, 1}) == 45);
+  CHECK(layout.rank({0, 0, 1, 0}) == 16);
+  CHECK(layout.dp_stride() == 16);
+  CHECK(layout.pp_stride() == 8);
+  for (int r = 0; r < layout.ranks(); ++r) CHECK(layout.rank(layout.coord(r)) == r);
+  CHECK(p.label().find(" order:tp-cp-pp-dp") != std::string::npos);
+  p.order = RankOrder::TpCpDpPp;
+  CHECK(p.label().find("order") == std::string::npos);  // the default is not named
+  CHECK(RankLayout(p).rank({0, 0, 1, 0}) == 8);
+  CHECK_THROWS_WITH(parse_rank_order("pp-dp"),
+                    "expected one of tp-cp-dp-pp, tp-cp-pp-dp, found 'pp-dp'");
+}
+
 TEST_CASE("sync modes and compressors: what the replicated all-reduce needs") {
   ParallelPlan p = plan_8x8x16();
   p.sync = SyncMode::Hierarchical;

@@ -132,6 +132,24 @@ int main() {
                    plan.label() + " losses " + show(losses) + " == 1f1b's " + show(expected));
     }
   }
+  if (n >= 4) {
+    // Rank order tp-cp-pp-dp (Llama 3's): rank 1 holds stage 1 of replica 0
+    // instead of stage 0 of replica 1. Groups are split by coordinates and
+    // ordered by the coordinate they span, so every reduction adds the same
+    // values in the same order: the same losses, bit for bit. A pipeline
+    // send or a replica's shard addressed by Megatron's default stride
+    // instead would reach the wrong rank here.
+    auto plan = test::tiny_plan(1, 2, n / 2);
+    hw::HwBackend stage_major(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "dppp"),
+                              *world);
+    const auto expected = train(stage_major, plan, 0, kIterations);
+    plan.order = core::RankOrder::TpCpPpDp;
+    hw::HwBackend replica_major(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "ppdp"),
+                                *world);
+    const auto losses = train(replica_major, plan, 0, kIterations);
+    check.expect(losses == expected,
+                 plan.label() + " losses " + show(losses) + " == tp-cp-dp-pp's " + show(expected));
+  }
   if (n >= 2) {
     // Sequence parallelism on tp 2 (x pp 2 on 4 ranks): MPI's reduce-scatter
     // adds the same two partial sums its all-reduce would, so the training

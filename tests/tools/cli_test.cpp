@@ -137,6 +137,9 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
       {{"simulate", kData + "small.yaml", "--set", "plan.schedule=zigzag"},
        "plan.schedule (set on the command line): expected one of gpipe, 1f1b, interleaved_1f1b, "
        "zb_h1, found 'zigzag'"},
+      {{"simulate", kData + "small.yaml", "--set", "plan.order=pp-dp"},
+       "plan.order (set on the command line): expected one of tp-cp-dp-pp, tp-cp-pp-dp, found "
+       "'pp-dp'"},
       {{"simulate", kData + "small.yaml", "--set", "cluster.device=tpu-v5"},
        "cluster.device (set on the command line): unknown device 'tpu-v5'"},
       {{"simulate", kData + "small.yaml", "--set", "model=gpt-9"}, "unknown model preset 'gpt-9'"},

@@ -151,3 +151,22 @@ TEST_CASE("group_placement follows the tp-cp-dp-pp rank order") {
   wide.tp = 16;
   CHECK(group_placement(wide, 8).tp_per_node == 8);
 }
+
+TEST_CASE("group_placement under rank order tp-cp-pp-dp") {
+  ParallelPlan p;
+  p.tp = 2;
+  p.dp = 4;
+  p.pp = 2;
+  p.order = RankOrder::TpCpPpDp;
+  // dp ranks are tp * pp = 4 apart -> 8/4 = 2 per node; a pipeline spans
+  // tp * pp = 4 consecutive GPUs, inside one 8-GPU node.
+  GroupPlacement g = group_placement(p, 8);
+  CHECK(g.dp_per_node == 2);
+  CHECK_FALSE(g.pp_crosses_nodes);
+  // The default order: dp ranks 2 apart -> all 4 in a node; the pipeline's
+  // stages are tp * dp = 8 apart, so each hop leaves the node.
+  p.order = RankOrder::TpCpDpPp;
+  g = group_placement(p, 8);
+  CHECK(g.dp_per_node == 4);
+  CHECK(g.pp_crosses_nodes);
+}
