@@ -300,6 +300,23 @@ FaultConfig read_fault_config(YamlFields& f) {
   } else {
     f.allow("maintenance");
   }
+  if (f.has("fail_slow")) {
+    YamlFields m = f.map("fail_slow");
+    auto required = [&m](const char* key, const char* expected) {
+      if (!m.has(key)) m.fail(key, std::string("missing; expected ") + expected);
+    };
+    required("gpu_mtbf_hours", "a number of hours > 0");
+    required("factor", "a slowdown factor > 1");
+    required("duration", "a mean duration > 0");
+    c.fail_slow.gpu_mtbf_hours =
+        number(m, "gpu_mtbf_hours", 0, 1e12, true, "a number of hours > 0");
+    c.fail_slow.factor = number(m, "factor", 1, 1e6, true, "a slowdown factor > 1");
+    c.fail_slow.duration_ns = duration(m, "duration");
+    if (c.fail_slow.duration_ns <= 0) m.fail("duration", "expected a mean duration > 0");
+    m.reject_unknown();
+  } else {
+    f.allow("fail_slow");
+  }
   if (f.has("snapshot")) {
     YamlFields s = f.map("snapshot");
     c.snapshot = read_snapshot(s);

@@ -54,6 +54,17 @@ struct MaintenanceConfig {
   TimeNs duration_ns = 0;          // the host out of service; required with every
 };
 
+/// Fail-slow episodes (a GPU computing `factor` times slower for a while:
+/// thermal throttling, a degraded part; FALCON, Wu et al. 2024, sees them
+/// last from tens of seconds to nearly ten hours): each GPU starts one at
+/// 1 / gpu_mtbf_hours, lasting an exponential time of mean `duration`. All
+/// three fields required (no published per-GPU rate); gpu_mtbf_hours 0: none.
+struct FailSlowConfig {
+  double gpu_mtbf_hours = 0;
+  double factor = 1;
+  TimeNs duration_ns = 0;
+};
+
 struct SnapshotConfig {
   /// The most training work one failure may discard: consecutive committed
   /// (fully replicated) versions are at most this much work apart
@@ -127,6 +138,7 @@ struct FaultConfig {
   std::optional<int> hosts_per_rack;           // racks; default: hosts on one leaf switch
   double days = 30;                            // campaign length
   MaintenanceConfig maintenance;
+  FailSlowConfig fail_slow;
   SnapshotConfig snapshot;
   BaselineConfig baseline;
   std::vector<FaultEvent> events;

@@ -10,8 +10,8 @@ namespace parashift::sim {
 // `every` iterations then writes a checkpoint (stall `write`), repeatedly:
 // cycle = every * it + write. Checkpoint j (1-based) is complete at
 // seg_start + j * cycle and holds w0 + j * every * it of work.
-PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<FailureEvent>& failures,
-                              TimeNs horizon_ns) {
+PolicyRun run_baseline_policy(CampaignSetup& setup, const std::vector<FailureEvent>& failures,
+                              const std::vector<SlowEpisode>& episodes, TimeNs horizon_ns) {
   PolicyRun run;
   run.wall_s = core::ns_to_s(horizon_ns);
   const TimeNs it = setup.nominal.iteration_ns;
@@ -23,6 +23,7 @@ PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<Fail
   run.lost_work_bound_s = bound_s;
   TimeNs seg = 0;
   double w0 = 0;
+  std::vector<Interval> trained;  // up between restarts
   auto close = [&](TimeNs t, double& work, double& saved) {
     const TimeNs e = std::max<TimeNs>(0, t - seg);
     const TimeNs cycles = e / cycle;
@@ -50,6 +51,7 @@ PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<Fail
     double saved = w0;
     TimeNs restart = restart_ns;
     if (f.at_ns >= seg) {
+      if (f.at_ns > seg) trained.push_back({seg, f.at_ns});
       close(f.at_ns, work, saved);
       if (planned) {
         // Announced: one more checkpoint before the stop (its write is part
@@ -73,8 +75,20 @@ PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<Fail
   }
   double work = w0;
   double saved = w0;
-  if (horizon_ns > seg) close(horizon_ns, work, saved);
-  run.useful_s = work;
+  if (horizon_ns > seg) {
+    trained.push_back({seg, horizon_ns});
+    close(horizon_ns, work, saved);
+  }
+  // Fail-slow episodes, endured: rank g runs on GPU g for the whole run.
+  const core::ParallelPlan& plan = setup.scenario->plan;
+  for (const SlowEpisode& e : episodes) {
+    if (e.gpu >= plan.gpus()) continue;
+    const TimeNs slowed = setup.times->slowed_ns(plan, e.gpu, e.factor);
+    if (slowed <= it) continue;
+    run.slow_lost_s += overlap_s(trained, {e.at_ns, e.until_ns}) *
+                       (1.0 - static_cast<double>(it) / static_cast<double>(slowed));
+  }
+  run.useful_s = work - run.slow_lost_s;
   return run;
 }
 

@@ -36,7 +36,7 @@ Percentiles percentiles(std::vector<double> values) {
 namespace {
 
 struct Collect {
-  std::vector<double> ettr, lost, recovery, overhead;
+  std::vector<double> ettr, lost, recovery, overhead, slow_lost;
   PolicySummary summary;
   void add(const PolicyRun& r) {
     ettr.push_back(r.ettr());
@@ -49,6 +49,8 @@ struct Collect {
     summary.lost_work_bound_s = std::max(summary.lost_work_bound_s, r.lost_work_bound_s);
     summary.shrinks += r.shrinks;
     summary.regrows += r.regrows;
+    summary.migrations += r.migrations;
+    slow_lost.push_back(r.wall_s > 0 ? r.slow_lost_s / r.wall_s : 0);
     for (const auto& n : r.notes) {
       if (summary.notes.size() < 8) summary.notes.push_back(n);
     }
@@ -59,6 +61,7 @@ struct Collect {
     summary.lost_work_s = percentiles(lost);
     summary.recovery_s = percentiles(recovery);
     summary.overhead = percentiles(overhead);
+    summary.slow_lost = percentiles(slow_lost);
     return summary;
   }
 };
@@ -79,6 +82,8 @@ nlohmann::json json_of(const PolicySummary& s) {
           {"state_losses", s.state_losses},
           {"shrinks", s.shrinks},
           {"regrows", s.regrows},
+          {"migrations", s.migrations},
+          {"fail_slow_lost", json_of(s.slow_lost)},
           {"notes", s.notes}};
 }
 
@@ -90,6 +95,9 @@ CampaignResult run_campaign(CampaignSetup& setup, const CampaignOptions& options
   result.days = options.days;
   const TimeNs horizon_ns = core::seconds_to_ns(options.days * 86400.0);
   const auto scheduled = scheduled_failures(setup.config, setup.targets, setup.scenario->topology);
+  const auto scheduled_slow =
+      scheduled_slow_episodes(setup.config, setup.slots.topology_gpus,
+                              setup.scenario->topology.gpus_per_host(), horizon_ns);
   Collect snap, base;
   for (int seed = 0; seed < options.seeds; ++seed) {
     std::vector<FailureEvent> failures = options.trace
@@ -104,8 +112,14 @@ CampaignResult run_campaign(CampaignSetup& setup, const CampaignOptions& options
       if (f.at_ns >= horizon_ns) continue;
       (f.kind == core::FailureKind::Maintenance ? result.planned : result.failures) += 1;
     }
-    snap.add(run_snapshot_policy(setup, failures, horizon_ns));
-    base.add(run_baseline_policy(setup, failures, horizon_ns));
+    std::vector<SlowEpisode> episodes = draw_fail_slow(
+        setup.config.fail_slow, setup.slots.gpus(),
+        setup.scenario->run.seed * 1000003ULL + static_cast<std::uint64_t>(seed), horizon_ns);
+    episodes.insert(episodes.end(), scheduled_slow.begin(), scheduled_slow.end());
+    std::stable_sort(episodes.begin(), episodes.end());
+    result.slow_episodes += static_cast<long long>(episodes.size());
+    snap.add(run_snapshot_policy(setup, failures, episodes, horizon_ns));
+    base.add(run_baseline_policy(setup, failures, episodes, horizon_ns));
     if (options.progress) options.progress(seed + 1, options.seeds);
   }
   result.snapshot = snap.finish("snapshot");
@@ -120,6 +134,7 @@ nlohmann::json to_json(const CampaignSetup& setup, const CampaignResult& r) {
   j["days"] = r.days;
   j["failures"] = r.failures;
   j["planned_maintenance"] = r.planned;
+  j["fail_slow_episodes"] = r.slow_episodes;
   j["failures_per_hour"] = setup.failures_per_hour;
   j["iteration_s"] = core::ns_to_s(setup.nominal.iteration_ns);
   j["snapshot"] = {{"rank_state_bytes", setup.state.total_bytes()},
@@ -198,6 +213,14 @@ void print_campaign(std::ostream& out, const CampaignSetup& setup, const Campaig
                 core::ns_to_s(setup.snapshot_interval_ns), r.snapshot.shrinks, r.snapshot.regrows,
                 r.snapshot.state_losses);
   out << buf;
+  if (r.slow_episodes > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "fail-slow: %lld episodes; share of wall time lost to slowed iterations p50 "
+                  "%.3f%% snapshot (%lld ranks moved to spares), %.3f%% baseline (endured)\n",
+                  r.slow_episodes, 100 * r.snapshot.slow_lost.p50, r.snapshot.migrations,
+                  100 * r.baseline.slow_lost.p50);
+    out << buf;
+  }
   if (r.snapshot.planned > 0) {
     std::snprintf(buf, sizeof buf,
                   "planned maintenance: %lld of the snapshot policy's interruptions, %lld of the "

@@ -42,6 +42,8 @@ struct PolicySummary {
   long long state_losses = 0;
   long long shrinks = 0;
   long long regrows = 0;
+  long long migrations = 0;  // ranks moved off fail-slow GPUs
+  Percentiles slow_lost;     // per seed: work lost to fail-slow episodes / wall time
   std::vector<std::string> notes;
 };
 
@@ -49,7 +51,8 @@ struct CampaignResult {
   int seeds = 0;
   double days = 0;
   long long failures = 0;
-  long long planned = 0;  // planned maintenance events
+  long long planned = 0;        // planned maintenance events
+  long long slow_episodes = 0;  // fail-slow episodes
   PolicySummary snapshot;
   PolicySummary baseline;
 };

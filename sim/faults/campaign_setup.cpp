@@ -12,6 +12,26 @@
 
 namespace parashift::sim {
 
+PlanTimes::PlanTimes(const core::Scenario& scenario) : scenario_(scenario), backend_(scenario) {
+  backend_.set_slowdowns(Slowdowns({}, scenario.topology, 0));
+}
+
+TimeNs PlanTimes::slowed_ns(const core::ParallelPlan& plan, int rank, double factor) {
+  char tail[48];
+  std::snprintf(tail, sizeof tail, " gb%d x%.9g", plan.global_batch, factor);
+  const std::string key = plan.label() + tail;
+  if (const auto it = slowed_.find(key); it != slowed_.end()) return it->second;
+  core::FaultEvent slow;
+  slow.kind = core::FaultEventKind::Slow;
+  slow.gpu = rank;
+  slow.factor = factor;
+  backend_.set_slowdowns(Slowdowns({slow}, scenario_.topology, 0));
+  const TimeNs t = backend_.step(plan).iteration_ns;
+  backend_.set_slowdowns(Slowdowns({}, scenario_.topology, 0));
+  slowed_.emplace(key, t);
+  return t;
+}
+
 PlanTiming PlanTimes::get(const core::ParallelPlan& plan) {
   const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;

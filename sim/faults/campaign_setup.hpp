@@ -37,15 +37,22 @@ struct PlanTiming {
   double training_share = 0;  // busiest dp group's collective time / iteration
 };
 
-/// Iteration time per plan, simulated once per plan and reused.
+/// Iteration time per plan, simulated once per plan and reused (the
+/// scenario's slowdown events are campaign episodes, not part of it).
 class PlanTimes {
  public:
-  explicit PlanTimes(const core::Scenario& scenario) : backend_(scenario) {}
+  explicit PlanTimes(const core::Scenario& scenario);
   PlanTiming get(const core::ParallelPlan& plan);
+  /// The iteration with rank `rank`'s GPU `factor` times slower, simulated
+  /// once per plan and factor (at the first rank asked: a replica's pace
+  /// hardly depends on which of its stages is slow) and reused.
+  TimeNs slowed_ns(const core::ParallelPlan& plan, int rank, double factor);
 
  private:
+  const core::Scenario& scenario_;
   SimBackend backend_;
   std::map<std::string, PlanTiming> cache_;
+  std::map<std::string, TimeNs> slowed_;
 };
 
 struct CampaignSetup {
@@ -61,9 +68,9 @@ struct CampaignSetup {
   // Snapshot cadence under the lost-work bound (core/snapshot/interval.hpp):
   TimeNs snapshot_interval_ns = 0;  // the bound: faults.snapshot.interval, or auto
   bool snapshot_interval_auto = true;
-  int snapshot_every = 1;           // iterations between snapshot starts
-  TimeNs snapshot_cadence_ns = 0;   // snapshot_every iterations of training
-  TimeNs commit_gap_ns = 0;         // cadence + replication <= snapshot_interval_ns
+  int snapshot_every = 1;          // iterations between snapshot starts
+  TimeNs snapshot_cadence_ns = 0;  // snapshot_every iterations of training
+  TimeNs commit_gap_ns = 0;        // cadence + replication <= snapshot_interval_ns
   double checkpoint_bytes = 0;
   TimeNs checkpoint_write_ns = 0;  // also the read time on restart
   TimeNs checkpoint_interval_ns = 0;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/faults/campaign_setup.hpp"
+#include "sim/faults/fail_slow.hpp"
 #include "sim/faults/failure_events.hpp"
 
 namespace parashift::sim {
@@ -27,6 +28,10 @@ struct PolicyRun {
   int state_losses = 0;
   int shrinks = 0;
   int regrows = 0;
+  /// Fail-slow episodes: ranks moved off a slow GPU onto a spare (each also
+  /// an interruption), and the work lost to training at a slowed pace.
+  int migrations = 0;
+  double slow_lost_s = 0;
   std::vector<std::string> notes;  // invariant reports (first few)
 
   double ettr() const { return wall_s > 0 ? useful_s / wall_s : 0; }
@@ -35,16 +40,19 @@ struct PolicyRun {
 };
 
 /// In-memory sharded snapshots replicated across failure domains, spares,
-/// restore of lost shards only, shrink-and-replan when no spare is left.
-/// Asserts (std::logic_error) its invariants at every interruption,
-/// lost work <= the commit gap among them (see snapshot_policy.cpp).
+/// restore of lost shards only, shrink-and-replan when no spare is left; a
+/// rank on a fail-slow GPU moves to a spare once the slowdown is seen (see
+/// snapshot_slow.cpp). Asserts (std::logic_error) its invariants at every
+/// interruption, lost work <= the commit gap among them (snapshot_run.hpp).
 PolicyRun run_snapshot_policy(CampaignSetup& setup, const std::vector<FailureEvent>& failures,
-                              TimeNs horizon_ns);
+                              const std::vector<SlowEpisode>& episodes, TimeNs horizon_ns);
 
 /// Periodic synchronous full checkpoints to remote storage; every failure
 /// that hits the job restarts it from the newest complete checkpoint.
 /// Asserts (std::logic_error) that no failure loses more than one interval.
-PolicyRun run_baseline_policy(const CampaignSetup& setup, const std::vector<FailureEvent>& failures,
-                              TimeNs horizon_ns);
+/// Fail-slow episodes are endured: the job trains at the slowed pace until
+/// each ends (no automatic detection: today's practice, per FALCON).
+PolicyRun run_baseline_policy(CampaignSetup& setup, const std::vector<FailureEvent>& failures,
+                              const std::vector<SlowEpisode>& episodes, TimeNs horizon_ns);
 
 }  // namespace parashift::sim

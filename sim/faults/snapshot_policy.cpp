@@ -6,9 +6,9 @@
 namespace parashift::sim {
 
 PolicyRun run_snapshot_policy(CampaignSetup& setup, const std::vector<FailureEvent>& failures,
-                              TimeNs horizon_ns) {
+                              const std::vector<SlowEpisode>& episodes, TimeNs horizon_ns) {
   detail::SnapshotRun run(setup, horizon_ns);
-  return run.run(failures);
+  return run.run(failures, episodes);
 }
 
 }  // namespace parashift::sim

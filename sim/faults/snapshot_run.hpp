@@ -49,6 +49,7 @@
 #include "core/snapshot/replica_map.hpp"
 #include "core/snapshot/shrink.hpp"
 #include "sim/faults/policy_run.hpp"
+#include "sim/faults/rank_mapping.hpp"
 #include "sim/kernel.hpp"
 
 #include <optional>
@@ -60,29 +61,6 @@ namespace parashift::sim::detail {
 constexpr int kIncarnations = 1 << 16;
 constexpr std::size_t kMaxNotes = 8;
 constexpr double kWorkEpsS = 1e-6;  // work is summed in double seconds
-
-// Which rank runs on which GPU slot, both ways (-1: none).
-struct Mapping {
-  std::vector<int> rank_of_gpu;
-  std::vector<int> gpu_of_rank;
-  void set(int gpu, int rank) {
-    const int old = rank_of_gpu[static_cast<std::size_t>(gpu)];
-    if (old >= 0 && gpu_of_rank[static_cast<std::size_t>(old)] == gpu)
-      gpu_of_rank[static_cast<std::size_t>(old)] = -1;
-    rank_of_gpu[static_cast<std::size_t>(gpu)] = rank;
-    if (rank >= 0) {
-      if (static_cast<std::size_t>(rank) >= gpu_of_rank.size())
-        gpu_of_rank.resize(static_cast<std::size_t>(rank) + 1, -1);
-      gpu_of_rank[static_cast<std::size_t>(rank)] = gpu;
-    }
-  }
-  int rank(int gpu) const { return rank_of_gpu[static_cast<std::size_t>(gpu)]; }
-  int gpu(int rank) const {
-    return static_cast<std::size_t>(rank) < gpu_of_rank.size()
-               ? gpu_of_rank[static_cast<std::size_t>(rank)]
-               : -1;
-  }
-};
 
 struct Version {
   long long id = 0;
@@ -114,14 +92,18 @@ class SnapshotRun {
     run_.wall_s = core::ns_to_s(horizon_ns);
   }
 
-  PolicyRun run(const std::vector<FailureEvent>& failures) {
+  PolicyRun run(const std::vector<FailureEvent>& failures, const std::vector<SlowEpisode>& slow) {
     for (const FailureEvent& f : failures) {
       if (f.at_ns >= horizon_ns_) break;
       kernel_.schedule_at(f.at_ns, [this, f] { on_failure(f); });
     }
+    for (const SlowEpisode& e : slow) {
+      if (e.at_ns >= horizon_ns_) break;
+      kernel_.schedule_at(e.at_ns, [this, e] { on_slow(e); });
+    }
     kernel_.run_until(horizon_ns_);
     const double work = training_ ? close_segment(horizon_ns_) : pending_work_;
-    run_.useful_s = work;
+    run_.useful_s = work - slow_work_lost();
     return run_;
   }
 
@@ -210,6 +192,7 @@ class SnapshotRun {
     run_.stall_s += core::ns_to_s(cycles * stall_ns_ + std::max<TimeNs>(0, rem - run_ns_));
     const TimeNs ran = cycles * run_ns_ + std::min(rem, run_ns_);
     run_.training_s += core::ns_to_s(ran);
+    if (t > seg_ns_) trained_.push_back({seg_ns_, t});
     training_ = false;
     last_iteration_work_ = w0_ + work_of(ran / timing_.iteration_ns * timing_.iteration_ns);
     return w0_ + work_of(ran);
@@ -228,8 +211,11 @@ class SnapshotRun {
     return host * kIncarnations + incarnation[static_cast<std::size_t>(host)] % kIncarnations;
   }
 
+  // What stops the job: a failure, or an announced stop that saves the
+  // state first (planned maintenance, a move off a fail-slow GPU).
+  enum class Cause { Failure, Maintenance, Migration };
+
   void on_failure(const FailureEvent& f) {
-    const TimeNs now = f.at_ns;
     const ClusterSlots& slots = s_.slots;
     // Planned maintenance: announced, the host out for its duration.
     const bool planned = f.kind == core::FailureKind::Maintenance;
@@ -248,8 +234,17 @@ class SnapshotRun {
       const auto& on_host = slots.gpus_of_host[static_cast<std::size_t>(h)];
       gpus.insert(gpus.end(), on_host.begin(), on_host.end());
     }
+    interrupt(f.at_ns, gpus, dead_hosts, f.kind == core::FailureKind::Link,
+              planned ? Cause::Maintenance : Cause::Failure, out_ns);
+  }
+
+  // `gpus` (and `dead_hosts`, their memory with them) out of service from
+  // `now` for `out_ns`; `link`: a fabric link (no GPU lost).
+  void interrupt(TimeNs now, const std::vector<int>& gpus, const std::vector<int>& dead_hosts,
+                 bool link, Cause cause, TimeNs out_ns) {
+    const bool planned = cause != Cause::Failure;
     std::vector<int> newly_lost;
-    bool hit = f.kind == core::FailureKind::Link;
+    bool hit = link;
     for (int g : gpus) {
       if (gpu_down_[static_cast<std::size_t>(g)]) continue;
       hit = hit || mapping_->rank(g) >= 0;
@@ -266,7 +261,8 @@ class SnapshotRun {
     TimeNs drain_ns = 0;
     if (planned && was_training) work_at_stop = drain(now, work_at_stop, drain_ns);
     ++run_.interruptions;
-    run_.planned += planned ? 1 : 0;
+    run_.planned += cause == Cause::Maintenance ? 1 : 0;
+    run_.migrations += cause == Cause::Migration ? 1 : 0;
     // The bound of the plan the work was done under (restore may re-plan).
     const double bound_s = work_of(gap_ns_);
     run_.lost_work_bound_s = std::max(run_.lost_work_bound_s, bound_s);
@@ -410,6 +406,11 @@ class SnapshotRun {
   int host_of_rank(const Version& v, int rank) const;
   const Version& version(long long id) const;
 
+  // ---- fail-slow episodes (snapshot_slow.cpp) --------------------------------
+  void on_slow(const SlowEpisode& e);
+  void on_slow_seen(const SlowEpisode& e, int rank, double lost_share);
+  double slow_work_lost();
+
   // ---- no spare left, and spares back (snapshot_resize.cpp) -----------------
   void shrink(core::RecoveryPlan& plan, const core::RemapResult& remap, double restored,
               TimeNs now);
@@ -448,6 +449,12 @@ class SnapshotRun {
   std::set<int> dead_holders_;
   std::deque<Version> versions_;
   long long next_version_ = 1;
+  std::vector<Interval> trained_;  // the segments, in time order
+  struct SlowSpan {
+    Interval span;  // a rank on the slow GPU
+    double lost_share = 0;
+  };
+  std::vector<SlowSpan> slow_spans_;
   PolicyRun run_;
 };
 

@@ -111,6 +111,29 @@ TEST_CASE("planned maintenance needs both its rate and its duration") {
   CHECK(e3.find("faults.maintenance.hosts") != std::string::npos);
 }
 
+TEST_CASE("fail-slow episodes need their rate, factor and mean duration") {
+  const FaultConfig c =
+      read("faults:\n  fail_slow: {gpu_mtbf_hours: 98688, factor: 1.5, duration: 1h}\n");
+  CHECK(c.fail_slow.gpu_mtbf_hours == doctest::Approx(98688));
+  CHECK(c.fail_slow.factor == doctest::Approx(1.5));
+  CHECK(c.fail_slow.duration_ns == 3600 * kNsPerS);
+  CHECK(read("faults: {}\n").fail_slow.gpu_mtbf_hours == 0);
+  // No published per-GPU rate, so no defaults: each field is required.
+  const std::string e1 = error_of("faults:\n  fail_slow: {gpu_mtbf_hours: 100, factor: 2}\n");
+  CHECK(e1.find("faults.fail_slow.duration: missing; expected a mean duration > 0") !=
+        std::string::npos);
+  const std::string e2 =
+      error_of("faults:\n  fail_slow: {gpu_mtbf_hours: 100, factor: 1, duration: 1h}\n");
+  CHECK(e2.find("faults.fail_slow.factor") != std::string::npos);
+  CHECK(e2.find("a slowdown factor > 1") != std::string::npos);
+  const std::string e3 =
+      error_of("faults:\n  fail_slow: {gpu_mtbf_hours: 0, factor: 2, duration: 1h}\n");
+  CHECK(e3.find("faults.fail_slow.gpu_mtbf_hours") != std::string::npos);
+  const std::string e4 =
+      error_of("faults:\n  fail_slow: {gpu_mtbf_hours: 1, factor: 2, duration: 1h, gpus: [1]}\n");
+  CHECK(e4.find("faults.fail_slow.gpus") != std::string::npos);
+}
+
 TEST_CASE("the baseline's checkpoint interval defaults to 30 min with or without its section") {
   // It was Young/Daly's "auto" (4.5-6 min on the shipped campaign) without a
   // baseline: section and 30 min with one that left the field out.

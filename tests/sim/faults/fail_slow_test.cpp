@@ -1,0 +1,177 @@
+// Fail-slow episodes (sim/faults/fail_slow): drawn and scheduled episodes,
+// and what each policy loses to them in a campaign.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../../tools/cli_harness.hpp"
+#include "core/input_error.hpp"
+#include "sim/faults/fail_slow.hpp"
+#include "tests/temp_dir.hpp"
+
+using namespace parashift;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kHourS = 3600.0;
+
+// Llama-3 70B on 256 H100s as in campaign_test.cpp: tp8 pp4 dp8, 16 spares.
+const char* kScenario = R"(name: fail-slow-small
+model: llama3-70b
+cluster:
+  device: h100-sxm-80gb
+  topology: {generator: rail-fat-tree, node: dgx-h100, nodes: 32, tiers: 2, oversubscription: 1}
+training: {global_batch: 512, seq_len: 8192}
+plan: {tp: 8, pp: 4, dp: 8, virtual_stages: 5, schedule: interleaved_1f1b, recompute: selective,
+       sequence_parallel: true, optimizer_sharding: distributed}
+run: {seed: 7}
+faults:
+  gpu_mtbf_hours: 2000
+  spares: 16
+  hosts_per_rack: 4
+  days: 2
+  snapshot: {interval: auto, replicas: 2, domain: rack}
+)";
+
+fs::path write_file(const std::string& name, const std::string& text) {
+  const fs::path dir = test::process_temp_dir().path();
+  fs::create_directories(dir);
+  const fs::path file = dir / name;
+  std::ofstream(file) << text;
+  return file;
+}
+
+// One seed, no failures (an empty trace), one slow event on GPU 0 from
+// 1,000 s for 10 h at `factor`; the campaign's JSON.
+nlohmann::json one_episode(const std::string& factor, const std::vector<std::string>& extra = {}) {
+  const fs::path scenario = write_file("slow.yaml", kScenario);
+  const fs::path trace = write_file("none.csv", "time_s,kind,target\n");
+  const fs::path out = scenario.parent_path() / "slow.json";
+  std::vector<std::string> args{
+      "faults",
+      scenario.string(),
+      "--seeds",
+      "1",
+      "--trace",
+      trace.string(),
+      "--json",
+      out.string(),
+      "--set",
+      "faults.events=[{kind: slow, gpu: 0, factor: " + factor + ", at: 1000s, duration: 10h}]"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = test::run_parashift(args);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::ifstream in(out);
+  std::stringstream s;
+  s << in.rdbuf();
+  return nlohmann::json::parse(s.str());
+}
+
+}  // namespace
+
+TEST_CASE("fail-slow episodes are drawn at GPUs / MTBF with exponential durations") {
+  core::FailSlowConfig c;
+  c.gpu_mtbf_hours = 1000;
+  c.factor = 1.5;
+  c.duration_ns = core::seconds_to_ns(2 * kHourS);
+  // 500 GPUs at 1,000 h over 4,000 h: 2,000 expected (Poisson sigma 45, so
+  // 10% is over 4 sigma); mean duration 2 h (sigma of the mean over 2,000
+  // exponentials: 2 h / 45, so 10% is 4.5 sigma; the horizon cuts a few).
+  const core::TimeNs horizon = core::seconds_to_ns(4000 * kHourS);
+  const auto episodes = sim::draw_fail_slow(c, 500, 11, horizon);
+  CHECK(static_cast<double>(episodes.size()) == doctest::Approx(2000).epsilon(0.10));
+  double total_s = 0;
+  for (const auto& e : episodes) {
+    CHECK(e.gpu >= 0);
+    CHECK(e.gpu < 500);
+    CHECK(e.factor == 1.5);
+    CHECK(e.until_ns > e.at_ns);
+    CHECK(e.until_ns <= horizon);
+    total_s += core::ns_to_s(e.until_ns - e.at_ns);
+  }
+  CHECK(total_s / static_cast<double>(episodes.size()) / kHourS ==
+        doctest::Approx(2.0).epsilon(0.10));
+  CHECK(sim::draw_fail_slow(c, 500, 11, horizon).size() == episodes.size());  // deterministic
+  c.gpu_mtbf_hours = 0;
+  CHECK(sim::draw_fail_slow(c, 500, 11, horizon).empty());
+}
+
+TEST_CASE("scheduled slow events become episodes: a node's GPUs, bad indices named") {
+  core::FaultConfig c;
+  core::FaultEvent e;
+  e.kind = core::FaultEventKind::Slow;
+  e.where = "s.yaml:3:5: faults.events[0]";
+  e.node = 2;
+  e.factor = 2;
+  e.at_ns = 100;
+  c.events.push_back(e);
+  // Host 2 of 8-GPU hosts: GPUs 16-23, until the horizon (no duration).
+  const auto episodes = sim::scheduled_slow_episodes(c, 64, 8, 1000);
+  REQUIRE(episodes.size() == 8);
+  CHECK(episodes.front().gpu == 16);
+  CHECK(episodes.back().gpu == 23);
+  CHECK(episodes.front().until_ns == 1000);
+  c.events[0].node = 8;  // hosts 0-7
+  CHECK_THROWS_WITH_AS(sim::scheduled_slow_episodes(c, 64, 8, 1000),
+                       "s.yaml:3:5: faults.events[0].node: host 8 does not exist; expected a "
+                       "host in 0..7",
+                       core::InputError);
+  c.events[0].node = -1;
+  c.events[0].gpu = 64;
+  CHECK_THROWS_WITH_AS(sim::scheduled_slow_episodes(c, 64, 8, 1000),
+                       "s.yaml:3:5: faults.events[0].gpu: GPU 64 does not exist; expected a GPU "
+                       "in 0..63",
+                       core::InputError);
+}
+
+TEST_CASE("overlap of a span with sorted intervals") {
+  const std::vector<sim::Interval> up{{0, 10}, {20, 30}, {40, 50}};
+  // [5, 45): 5 of the first, all 10 of the second, 5 of the third = 20 ns.
+  CHECK(sim::overlap_s(up, {5, 45}) == doctest::Approx(20e-9));
+  CHECK(sim::overlap_s(up, {10, 20}) == 0);
+  CHECK(sim::overlap_s(up, {60, 70}) == 0);
+}
+
+TEST_CASE("a fail-slow GPU: the snapshot policy moves its rank to a spare, the baseline endures") {
+  // GPU 0 at 2x for 10 h of the 2-day run. The baseline trains through it:
+  // it loses share s = (36,000 s / 172,800 s) x (1 - it / slowed) of the
+  // wall time, where `slowed` is the simulated iteration with that GPU slow;
+  // so slowed = it / (1 - s x 172,800 / 36,000). The snapshot policy's
+  // straggler detector names the GPU 5 slowed iterations in (window 5,
+  // patience 3), and the rank moves to a spare: it loses 5 x slowed x
+  // (1 - it / slowed) = 5 (slowed - it) of the same 172,800 s.
+  const auto j = one_episode("2");
+  CHECK(j["fail_slow_episodes"] == 1);
+  const double it = j["iteration_s"];
+  const auto& snap = j["policies"]["snapshot"];
+  const auto& base = j["policies"]["baseline"];
+  const double base_lost = base["fail_slow_lost"]["p50"];
+  const double share = base_lost * 172800.0 / 36000.0;
+  REQUIRE(share > 0.05);  // a slow GPU slows the whole synchronous job
+  const double slowed = it / (1 - share);
+  CHECK(snap["migrations"] == 1);
+  CHECK(base["migrations"] == 0);
+  CHECK(double(snap["fail_slow_lost"]["p50"]) ==
+        doctest::Approx(5 * (slowed - it) / 172800.0).epsilon(1e-6));
+  CHECK(double(snap["ettr"]["p50"]) > double(base["ettr"]["p50"]) + 0.5 * base_lost);
+  // The move drains like maintenance: nothing lost at the interruption.
+  CHECK(double(snap["lost_work_s"]["max"]) == 0);
+
+  // No spare: the snapshot policy endures it too, over the same training
+  // time (no interruption), so it loses exactly the baseline's share.
+  const auto no_spare = one_episode("2", {"--set", "faults.spares=0"});
+  CHECK(no_spare["policies"]["snapshot"]["migrations"] == 0);
+  CHECK(double(no_spare["policies"]["snapshot"]["fail_slow_lost"]["p50"]) ==
+        doctest::Approx(double(no_spare["policies"]["baseline"]["fail_slow_lost"]["p50"])));
+  // Below the detector's 1.15 threshold the GPU is never named: no move.
+  const auto mild = one_episode("1.1");
+  CHECK(mild["policies"]["snapshot"]["migrations"] == 0);
+  CHECK(double(mild["policies"]["snapshot"]["fail_slow_lost"]["p50"]) > 0);
+}
