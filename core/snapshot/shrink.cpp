@@ -23,13 +23,23 @@ std::optional<ShrinkResult> shrink_and_replan(const PlannerInput& base, const Pa
   in.pins.pp = current.pp;
   in.pins.cp = current.cp;
   in.pins.dp = dp;
-  in.reference.reset();
+  // The running plan's shape on the replicas left is a candidate too: the
+  // search space misses some plans (layers that do not split evenly over
+  // pp x virtual stages), and keeping the shape needs no new recipe.
+  ParallelPlan same_shape = current;
+  same_shape.dp = dp;
+  same_shape.global_batch = in.global_batch;
+  in.reference = same_shape;
   PlannerOptions options;
   options.top_k = 1;
   const PlanSearch search = search_plans(in, options);
-  if (search.top.empty()) return std::nullopt;
+  const ReferenceStanding* kept = search.reference ? &*search.reference : nullptr;
+  const bool keep = kept && kept->valid && kept->fits_memory &&
+                    (search.top.empty() ||
+                     kept->ranked.estimate.total_ns <= search.top.front().estimate.total_ns);
+  if (search.top.empty() && !keep) return std::nullopt;
   ShrinkResult r;
-  r.plan = search.top.front().plan;
+  r.plan = keep ? kept->ranked.plan : search.top.front().plan;
   r.dropped_dp.assign(dropped.begin(), dropped.end());
   r.gpus = in.cluster.gpus;
   r.batch_share = static_cast<double>(in.global_batch) / current.global_batch;

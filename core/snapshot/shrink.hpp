@@ -2,7 +2,10 @@
 // spare could take, keep each remaining replica's share of the batch
 // (global batch = new dp x old per-replica batch), and re-plan with the
 // planner on the GPUs left, tensor/pipeline/context parallelism pinned so
-// every surviving shard keeps its meaning.
+// every surviving shard keeps its meaning. The running plan's shape with the
+// smaller dp stays when the cost model rates it at least as fast as the
+// search's best (the search does not enumerate every plan, e.g. uneven
+// layer splits over virtual stages).
 #pragma once
 
 #include <optional>
@@ -14,7 +17,7 @@
 namespace parashift::core {
 
 struct ShrinkResult {
-  ParallelPlan plan;            // the planner's best plan on the GPUs left
+  ParallelPlan plan;            // the best plan on the GPUs left
   std::vector<int> dropped_dp;  // data-parallel indices given up, ascending
   int gpus = 0;                 // GPUs the new plan uses
   double batch_share = 1;       // new global batch / old: useful work per iteration

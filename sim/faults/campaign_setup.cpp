@@ -16,7 +16,31 @@ PlanTimes::PlanTimes(const core::Scenario& scenario) : scenario_(scenario), back
   backend_.set_slowdowns(Slowdowns({}, scenario.topology, 0));
 }
 
-TimeNs PlanTimes::slowed_ns(const core::ParallelPlan& plan, int rank, double factor) {
+namespace {
+
+// Every field but dp and the global batch, and the batch per replica.
+bool same_shape(const core::ParallelPlan& a, const core::ParallelPlan& b) {
+  core::ParallelPlan x = a, y = b;
+  x.dp = y.dp = 1;
+  x.global_batch = a.global_batch / a.dp;
+  y.global_batch = b.global_batch / b.dp;
+  return a.global_batch % a.dp == 0 && b.global_batch % b.dp == 0 && x.label() == y.label() &&
+         x.global_batch == y.global_batch;
+}
+
+}  // namespace
+
+const core::ParallelPlan& PlanTimes::stand_in(const core::ParallelPlan& plan) {
+  for (const core::ParallelPlan& p : simulated_) {
+    if (p.dp >= plan.dp && plan.dp * kStandInDen >= p.dp * kStandInNum && same_shape(p, plan))
+      return p;
+  }
+  simulated_.push_back(plan);
+  return simulated_.back();
+}
+
+TimeNs PlanTimes::slowed_ns(const core::ParallelPlan& asked, int rank, double factor) {
+  const core::ParallelPlan plan = stand_in(asked);
   char tail[48];
   std::snprintf(tail, sizeof tail, " gb%d x%.9g", plan.global_batch, factor);
   const std::string key = plan.label() + tail;
@@ -32,7 +56,8 @@ TimeNs PlanTimes::slowed_ns(const core::ParallelPlan& plan, int rank, double fac
   return t;
 }
 
-PlanTiming PlanTimes::get(const core::ParallelPlan& plan) {
+PlanTiming PlanTimes::get(const core::ParallelPlan& asked) {
+  const core::ParallelPlan plan = stand_in(asked);
   const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   const core::StepReport report = backend_.step(plan);

@@ -41,21 +41,31 @@ void SnapshotRun::shrink(core::RecoveryPlan& plan, const core::RemapResult& rema
   const double reshard_bytes =
       state_.optimizer_bytes * (static_cast<double>(plan_.dp) / result->plan.dp - 1.0);
   plan.transfer_ns += core::transfer_ns(reshard_bytes, s_.scenario->device.nic_Bps);
-  set_plan(result->plan, result->batch_share * share_);
+  set_plan(result->plan, result->batch_share * batch_share_);
   versions_.clear();
   push_version(restored, now);
 }
 
+// As many replicas as the free GPUs hold come back (all of them: the
+// scenario's plan again); a recovery in progress defers it to its end.
 void SnapshotRun::maybe_regrow() {
   if (plan_.dp >= original_dp_ || in_recovery_) return;
   const int mp = plan_.tp * plan_.pp * plan_.cp;
   const int missing = original_dp_ - plan_.dp;
-  if (static_cast<int>(pool_.size()) < missing * mp) return;
+  const int grow = std::min(missing, static_cast<int>(pool_.size()) / mp);
+  if (grow < 1) return;
   const TimeNs now = kernel_.now();
   close_segment(now);  // the partial iteration is redone after the resize
   const double at_iteration = last_iteration_work_;
   // Old replicas keep their GPUs (dp indices 0..dp-1); new ones take spares.
   core::ParallelPlan full = s_.scenario->plan;
+  double share = 1.0;
+  if (grow < missing) {
+    full = plan_;
+    full.dp = plan_.dp + grow;
+    full.global_batch = plan_.global_batch / plan_.dp * full.dp;
+    share = batch_share_ * full.dp / plan_.dp;
+  }
   const core::RankLayout old_layout(plan_);
   const core::RankLayout new_layout(full);
   auto mapping = std::make_shared<Mapping>();
@@ -74,7 +84,7 @@ void SnapshotRun::maybe_regrow() {
   ++run_.regrows;
   const TimeNs pause =
       cfg_.reinit_ns + core::transfer_ns(state_.total_bytes(), s_.scenario->device.nic_Bps);
-  set_plan(full, 1.0);
+  set_plan(full, share);
   versions_.clear();
   push_version(at_iteration, now);
   in_recovery_ = true;

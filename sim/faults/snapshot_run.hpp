@@ -111,8 +111,11 @@ class SnapshotRun {
   // ---- the training segment -------------------------------------------------
   void set_plan(const core::ParallelPlan& plan, double batch_share) {
     plan_ = plan;
-    share_ = batch_share;
+    batch_share_ = batch_share;
     timing_ = s_.times->get(plan_);
+    // Work in nominal-plan seconds: this plan's batch share at its own pace.
+    share_ = batch_share * static_cast<double>(s_.nominal.iteration_ns) /
+             static_cast<double>(std::max<TimeNs>(1, timing_.iteration_ns));
     state_ = core::rank_state(s_.scenario->model, plan_, s_.scenario->training.seq_len);
     stall_ns_ = cfg_.snapshot.host_copy_ns(state_.total_bytes());
     // Replication is bandwidth-bound: a re-sharded (shrunk) plan's larger
@@ -308,6 +311,7 @@ class SnapshotRun {
       in_recovery_ = false;
       pending_lost_.clear();
       start_segment(end, pending_work_);
+      maybe_regrow();  // GPUs repaired during the recovery
     });
   }
 
@@ -422,7 +426,8 @@ class SnapshotRun {
   core::ParallelPlan plan_;
   PlanTiming timing_;
   core::RankState state_;
-  double share_ = 1;
+  double share_ = 1;        // work per second of training, in nominal-plan seconds
+  double batch_share_ = 1;  // the plan's global batch over the scenario's
   TimeNs stall_ns_ = 0, run_ns_ = 0, cycle_ns_ = 1;
   TimeNs every_ = 1;
   TimeNs repl_ns_ = 0;  // replication of one version under the plan in use

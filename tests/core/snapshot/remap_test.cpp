@@ -76,3 +76,58 @@ TEST_CASE("no spare left: the replica that held the lost rank is dropped and the
   CHECK(shrunk->plan.global_batch == 48);
   CHECK(shrunk->batch_share == doctest::Approx(0.75));
 }
+
+TEST_CASE("a shrink keeps the running plan's shape when the model rates it at least as fast") {
+  // Llama-3 405B on 16,384 H100s, tp8 pp16 dp128 with 2 virtual stages:
+  // 126 layers do not split evenly over 16 x 2 chunks, so the search never
+  // enumerates this shape. Replica 5 lost a rank and no spare is left.
+  const ModelSpec llama3_405b =
+      test::make_model("llama3-405b", 126, 16384, 128, 8, 53248, FfnKind::SwiGlu, 128256, false);
+  PlannerInput in = test::planner_input(llama3_405b, "h100-sxm-80gb", 16384, 2048, 8192);
+  ParallelPlan plan;
+  plan.tp = 8;
+  plan.pp = 16;
+  plan.dp = 128;
+  plan.virtual_stages = 2;
+  plan.schedule = Schedule::Interleaved1F1B;
+  plan.recompute = Recompute::Full;
+  plan.sequence_parallel = true;
+  plan.optimizer_sharding = OptimizerSharding::Distributed;
+  plan.global_batch = 2048;
+  const int lost = RankLayout(plan).rank(RankCoord{0, 0, 5, 3});
+  // The search alone on the 127 replicas left (the same pins, no reference).
+  PlannerInput pinned = in;
+  pinned.cluster.gpus = 127 * 128;
+  pinned.global_batch = 127 * 16;
+  pinned.pins.tp = 8;
+  pinned.pins.pp = 16;
+  pinned.pins.cp = 1;
+  pinned.pins.dp = 127;
+  PlannerOptions one;
+  one.top_k = 1;
+  const auto searched = search_plans(pinned, one);
+  REQUIRE_FALSE(searched.top.empty());
+  pinned.reference = plan;
+  pinned.reference->dp = 127;
+  const auto with_kept = search_plans(pinned, one);
+  REQUIRE(with_kept.reference.has_value());
+  const TimeNs kept_ns = with_kept.reference->ranked.estimate.total_ns;
+  const auto shrunk = shrink_and_replan(in, plan, {lost});
+  REQUIRE(shrunk.has_value());
+  CHECK(shrunk->plan.dp == 127);
+  CHECK(shrunk->plan.global_batch == 2032);
+  // The model rates the kept shape faster than the search's best (about
+  // 10.6 s against 12.3 s: the best enumerated plans need an even split, so
+  // they give up interleaving), so it stays.
+  CHECK(kept_ns < searched.top.front().estimate.total_ns);
+  CHECK(shrunk->plan.label() == pinned.reference->label());
+  // A shape the model rates slower (GPipe, no sequence parallelism) gives way
+  // to the search's best.
+  ParallelPlan slow = plan;
+  slow.schedule = Schedule::GPipe;
+  slow.virtual_stages = 1;
+  slow.sequence_parallel = false;
+  const auto replaced = shrink_and_replan(in, slow, {lost});
+  REQUIRE(replaced.has_value());
+  CHECK(replaced->plan.label() == searched.top.front().plan.label());
+}

@@ -12,6 +12,8 @@
 
 #include "../../tools/cli_harness.hpp"
 #include "core/input_error.hpp"
+#include "core/scenario/scenario.hpp"
+#include "sim/faults/campaign_setup.hpp"
 #include "sim/faults/fail_slow.hpp"
 #include "tests/temp_dir.hpp"
 
@@ -174,4 +176,32 @@ TEST_CASE("a fail-slow GPU: the snapshot policy moves its rank to a spare, the b
   const auto mild = one_episode("1.1");
   CHECK(mild["policies"]["snapshot"]["migrations"] == 0);
   CHECK(double(mild["policies"]["snapshot"]["fail_slow_lost"]["p50"]) > 0);
+}
+
+TEST_CASE("a shrunk plan takes the time of its shape simulated with at most 1/16 more replicas") {
+  // tp8 pp2 dp16 on the 256-GPU cluster, 32 sequences per replica. dp 15 is
+  // within 1/16 of dp 16 (15 x 16 >= 16 x 15): it takes dp 16's time and
+  // nothing new is simulated. dp 14 (14 x 16 = 224 < 240) is simulated.
+  const core::Scenario s =
+      core::parse_scenario(kScenario, "slow.yaml",
+                           {"plan={tp: 8, pp: 2, dp: 16, schedule: 1f1b, recompute: selective, "
+                            "sequence_parallel: true, optimizer_sharding: distributed}"});
+  sim::PlanTimes times(s);
+  core::ParallelPlan plan = s.plan;
+  const core::TimeNs full = times.get(plan).iteration_ns;
+  CHECK(times.simulated() == 1);
+  plan.dp = 15;
+  plan.global_batch = 15 * 32;
+  CHECK(times.get(plan).iteration_ns == full);
+  CHECK(times.simulated() == 1);
+  plan.dp = 14;
+  plan.global_batch = 14 * 32;
+  times.get(plan);
+  CHECK(times.simulated() == 2);
+  // Another shape (GPipe) on 15 replicas is not a stand-in's business.
+  plan.dp = 15;
+  plan.global_batch = 15 * 32;
+  plan.schedule = core::Schedule::GPipe;
+  times.get(plan);
+  CHECK(times.simulated() == 3);
 }
