@@ -219,6 +219,27 @@ TEST_CASE("under rank order tp-cp-pp-dp a rack failure takes whole replicas, not
   CHECK(b < 0.92);
 }
 
+TEST_CASE("a repair during a recovery regrows the job when the recovery ends") {
+  const fs::path scenario = write_file("regrow.yaml", kScenario);
+  // tp-cp-pp-dp, repair 1 h, a run of 0.1 day (8,640 s). Rack 0 (replica 0)
+  // fails at 3,000 s: dp 8 -> 7, its hosts back at 6,600 s. GPU 40 (replica
+  // 1) fails at 6,590 s: a recovery of 10 s heartbeat + 20 s reinit + the
+  // restore, so the rack's repair comes during it. The regrow waits for the
+  // recovery's end (16 spares - 1 + 32 repaired GPUs hold a replica of 32),
+  // long before GPU 40's own repair at 10,190 s, after the run.
+  const fs::path trace = write_file("regrow.csv", "time_s,kind,target\n3000,rack,0\n6590,gpu,40\n");
+  const fs::path out = scenario.parent_path() / "regrow.json";
+  const auto r =
+      run_parashift({"faults", scenario.string(), "--seeds", "1", "--trace", trace.string(),
+                     "--json", out.string(), "--days", "0.1", "--set", "plan.order=tp-cp-pp-dp",
+                     "--set", "faults.snapshot.domain=rack", "--set", "faults.repair=1h"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto snap = nlohmann::json::parse(read_file(out))["policies"]["snapshot"];
+  CHECK(snap["interruptions"] == 2);
+  CHECK(snap["shrinks"] == 1);
+  CHECK(snap["regrows"] == 1);
+}
+
 TEST_CASE("planned maintenance saves the state first: nothing lost, no detection") {
   const fs::path scenario = write_file("maint.yaml", kScenario);
   // The same host at the same time, unannounced (node) and announced
