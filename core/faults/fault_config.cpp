@@ -284,6 +284,11 @@ FaultConfig read_fault_config(YamlFields& f) {
   c.reinit_ns = optional_duration(f, "reinit", c.reinit_ns);
   c.repair_ns = optional_duration(f, "repair", c.repair_ns);
   c.spares = nonnegative_int(f, "spares", 0);
+  if (auto unit = f.optional_string("replace")) {
+    if (*unit != "host" && *unit != "gpu")
+      f.fail("replace", "expected host or gpu, found '" + *unit + "'");
+    c.replace_host = *unit == "host";
+  }
   c.hosts_per_rack = f.optional_positive_int("hosts_per_rack");
   c.days = optional_number(f, "days", c.days, 0, 3650, true, "a number of days in (0, 3650]");
   if (f.has("maintenance")) {

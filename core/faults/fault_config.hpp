@@ -134,6 +134,12 @@ struct FaultConfig {
   TimeNs reinit_ns = 20 * kNsPerS;             // restart ranks on spares, rebuild communicators
   TimeNs repair_ns = 48 * 3600 * kNsPerS;      // failed hardware back in the spare pool
   int spares = 0;                              // spare GPUs (whole spare hosts)
+  /// What a failed or slow GPU (or NIC) takes out of the job: its whole host
+  /// (the node is drained and its ranks move together to a spare host, so
+  /// tensor-parallel groups stay on NVLink: how large jobs are run), or the
+  /// GPU alone (its rank moves by itself, splitting its group across hosts;
+  /// the campaign's iteration time does not see that).
+  bool replace_host = true;
   std::string spares_where = "faults.spares";  // where it was set, for later messages
   std::optional<int> hosts_per_rack;           // racks; default: hosts on one leaf switch
   double days = 30;                            // campaign length

@@ -95,6 +95,7 @@ void SnapshotRun::maybe_regrow() {
     if (ticket != recovery_ticket_) return;
     in_recovery_ = false;
     start_segment(end, pending_work_);
+    maybe_regrow();  // GPUs repaired during this regrow
   });
 }
 

@@ -226,7 +226,7 @@ class SnapshotRun {
     std::vector<int> gpus;
     std::vector<int> dead_hosts;  // a node, or every host of a rack not already down
     if (f.kind == core::FailureKind::Gpu || f.kind == core::FailureKind::Nic) {
-      gpus.push_back(f.target);
+      gpus = replaced_gpus(f.target);
     } else if (f.kind == core::FailureKind::Node || planned) {
       dead_hosts.push_back(f.target);
     } else if (f.kind == core::FailureKind::Rack) {
@@ -409,6 +409,15 @@ class SnapshotRun {
   int surviving_holder(const Version& v, int rank, int prefer_host, TimeNs now) const;
   int host_of_rank(const Version& v, int rank) const;
   const Version& version(long long id) const;
+
+  // The GPUs a failed or slow `gpu` takes out: its host's (memory intact),
+  // or itself alone (faults.replace).
+  std::vector<int> replaced_gpus(int gpu) const {
+    if (!cfg_.replace_host) return {gpu};
+    const ClusterSlots& slots = s_.slots;
+    return slots
+        .gpus_of_host[static_cast<std::size_t>(slots.host_of_gpu[static_cast<std::size_t>(gpu)])];
+  }
 
   // ---- fail-slow episodes (snapshot_slow.cpp) --------------------------------
   void on_slow(const SlowEpisode& e);

@@ -2,10 +2,11 @@
 // straggler detector names a slow GPU (window + 1) / 2 + patience - 1
 // slowed iterations after it starts when its slowdown reaches the
 // detector's threshold (core/controller/straggler_detector.hpp: 5
-// iterations, 1.15x, by default). The policy then moves the rank to a spare
-// the way planned maintenance moves a host's: the iteration in flight
-// finishes, the state is saved and replicated, the rank restarts on the
-// spare from it; the slow GPU rejoins the spares when its episode ends.
+// iterations, 1.15x, by default). The policy then moves the rank (with its
+// host's, under faults.replace host) to a spare the way planned maintenance
+// moves a host's: the iteration in flight finishes, the state is saved and
+// replicated, the ranks restart on the spare from it; the GPUs rejoin the
+// spares when the episode ends.
 // Without a free spare, or below the threshold, the job endures the episode.
 #include <algorithm>
 
@@ -60,7 +61,7 @@ void SnapshotRun::on_slow_seen(const SlowEpisode& e, int rank, double lost_share
     return;
   }
   slow_spans_.push_back({{e.at_ns, now}, lost_share});
-  interrupt(now, {e.gpu}, {}, false, Cause::Migration, e.until_ns - now);
+  interrupt(now, replaced_gpus(e.gpu), {}, false, Cause::Migration, e.until_ns - now);
 }
 
 double SnapshotRun::slow_work_lost() {

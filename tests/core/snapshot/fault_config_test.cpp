@@ -111,6 +111,13 @@ TEST_CASE("planned maintenance needs both its rate and its duration") {
   CHECK(e3.find("faults.maintenance.hosts") != std::string::npos);
 }
 
+TEST_CASE("faults.replace: a failed GPU takes its host (default) or itself") {
+  CHECK(read("faults: {}\n").replace_host);
+  CHECK_FALSE(read("faults: {replace: gpu}\n").replace_host);
+  const std::string e = error_of("faults: {replace: rack}\n");
+  CHECK(e.find("faults.replace: expected host or gpu, found 'rack'") != std::string::npos);
+}
+
 TEST_CASE("fail-slow episodes need their rate, factor and mean duration") {
   const FaultConfig c =
       read("faults:\n  fail_slow: {gpu_mtbf_hours: 98688, factor: 1.5, duration: 1h}\n");

@@ -65,14 +65,24 @@ TEST_CASE("a campaign reports ETTR per policy, and the same seed gives identical
   const fs::path scenario = write_file("small.yaml", kScenario);
   const fs::path j1 = scenario.parent_path() / "a.json";
   const fs::path j2 = scenario.parent_path() / "b.json";
-  const auto a =
-      run_parashift({"faults", scenario.string(), "--seeds", "3", "--json", j1.string()});
+  // About 4 failures a day, each taking a host (a GPU takes its whole host)
+  // for the 48 h repair: some 8 hosts out at a time. 8 spare hosts (64 GPUs)
+  // keep the job whole most of the time, so the snapshot policy beats the
+  // baseline; with 2 it shrinks while the baseline is assumed to get
+  // replacement hosts at once.
+  const std::vector<std::string> spares{"--set", "faults.spares=64"};
+  auto args = [&](const fs::path& json) {
+    std::vector<std::string> v{"faults", scenario.string(), "--seeds",
+                               "3",      "--json",          json.string()};
+    v.insert(v.end(), spares.begin(), spares.end());
+    return v;
+  };
+  const auto a = run_parashift(args(j1));
   REQUIRE_MESSAGE(a.status == 0, a.err);
   CHECK(a.err.empty());  // no progress bar when stderr is not a terminal
   CHECK(a.out.find("snapshot") != std::string::npos);
   CHECK(a.out.find("baseline") != std::string::npos);
-  const auto b =
-      run_parashift({"faults", scenario.string(), "--seeds", "3", "--json", j2.string()});
+  const auto b = run_parashift(args(j2));
   REQUIRE(b.status == 0);
   CHECK(read_file(j1) == read_file(j2));
   CHECK(a.out == b.out);
@@ -238,6 +248,56 @@ TEST_CASE("a repair during a recovery regrows the job when the recovery ends") {
   CHECK(snap["interruptions"] == 2);
   CHECK(snap["shrinks"] == 1);
   CHECK(snap["regrows"] == 1);
+}
+
+TEST_CASE("a failed GPU takes its host out, so tensor-parallel groups move whole") {
+  const fs::path scenario = write_file("replace.yaml", kScenario);
+  // GPUs 0, 8 and 16 fail on hosts 0, 1 and 2 (tp 8: one group per host),
+  // 100 s apart, well within the 48 h repair. 16 spare GPUs are 2 spare
+  // hosts. replace host: each failure moves its host's 8 ranks to a spare
+  // host, so the third finds none and the job shrinks. replace gpu: each
+  // moves one rank, 3 of the 16 spares, no shrink (its group then spans two
+  // hosts, which the campaign's iteration time does not see).
+  const fs::path trace =
+      write_file("replace.csv", "time_s,kind,target\n3000,gpu,0\n3100,gpu,8\n3200,gpu,16\n");
+  const fs::path out = scenario.parent_path() / "replace.json";
+  auto run = [&](const std::string& unit) {
+    const auto r =
+        run_parashift({"faults", scenario.string(), "--seeds", "1", "--trace", trace.string(),
+                       "--json", out.string(), "--set", "faults.replace=" + unit});
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    return nlohmann::json::parse(read_file(out))["policies"]["snapshot"];
+  };
+  const auto host = run("host");
+  CHECK(host["interruptions"] == 3);
+  CHECK(host["shrinks"] == 1);
+  const auto gpu = run("gpu");
+  CHECK(gpu["interruptions"] == 3);
+  CHECK(gpu["shrinks"] == 0);
+}
+
+TEST_CASE("hosts repaired together regrow every replica they hold, one after another") {
+  const fs::path scenario = write_file("regrow2.yaml", kScenario);
+  // tp8 pp2 dp16 in the order tp-cp-pp-dp: a replica is 16 GPUs (2 hosts),
+  // rack 0 (4 hosts) two replicas. No spares: the rack's failure at 3,000 s
+  // shrinks the job to dp 14. Its 4 hosts come back together at 6,600 s
+  // (repair 1 h), one by one: after 2 hosts one replica regrows, and the
+  // other 2 hosts, back during that regrow's pause, regrow the second at its
+  // end. 2 regrows, before the run ends at 8,640 s.
+  const fs::path trace = write_file("regrow2.csv", "time_s,kind,target\n3000,rack,0\n");
+  const fs::path out = scenario.parent_path() / "regrow2.json";
+  const auto r = run_parashift(
+      {"faults", scenario.string(), "--seeds", "1", "--trace", trace.string(), "--json",
+       out.string(), "--days", "0.1", "--set",
+       "plan={tp: 8, pp: 2, dp: 16, schedule: 1f1b, recompute: selective, sequence_parallel: "
+       "true, optimizer_sharding: distributed, order: tp-cp-pp-dp}",
+       "--set", "faults.snapshot.domain=rack", "--set", "faults.repair=1h", "--set",
+       "faults.spares=0"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto snap = nlohmann::json::parse(read_file(out))["policies"]["snapshot"];
+  CHECK(snap["shrinks"] == 1);
+  CHECK(snap["regrows"] == 2);
+  CHECK(snap["state_losses"] == 0);
 }
 
 TEST_CASE("planned maintenance saves the state first: nothing lost, no detection") {

@@ -147,7 +147,7 @@ TEST_CASE("a fail-slow GPU: the snapshot policy moves its rank to a spare, the b
   // wall time, where `slowed` is the simulated iteration with that GPU slow;
   // so slowed = it / (1 - s x 172,800 / 36,000). The snapshot policy's
   // straggler detector names the GPU 5 slowed iterations in (window 5,
-  // patience 3), and the rank moves to a spare: it loses 5 x slowed x
+  // patience 3), and the ranks of its host move to a spare host: it loses 5 x slowed x
   // (1 - it / slowed) = 5 (slowed - it) of the same 172,800 s.
   const auto j = one_episode("2");
   CHECK(j["fail_slow_episodes"] == 1);
