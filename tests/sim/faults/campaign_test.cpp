@@ -12,54 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "../../tools/cli_harness.hpp"
-#include "tests/temp_dir.hpp"
+#include "tests/sim/faults/campaign_fixture.hpp"
 
 namespace fs = std::filesystem;
+using parashift::test::kScenario;
+using parashift::test::read_file;
 using parashift::test::run_parashift;
+using parashift::test::write_file;
 
-namespace {
-
-// Llama-3 70B on 256 H100s (32 DGX hosts), racks of 4 hosts, replicas on
-// the next host of the same rack (domain node), so host 1 keeps host 0's.
-const char* kScenario = R"(name: faults-small
-model: llama3-70b
-cluster:
-  device: h100-sxm-80gb
-  topology: {generator: rail-fat-tree, node: dgx-h100, nodes: 32, tiers: 2, oversubscription: 1}
-training: {global_batch: 512, seq_len: 8192}
-plan: {tp: 8, pp: 4, dp: 8, virtual_stages: 5, schedule: interleaved_1f1b, recompute: selective,
-       sequence_parallel: true, optimizer_sharding: distributed}
-run: {seed: 7}
-faults:
-  gpu_mtbf_hours: 2000
-  node_mtbf_hours: 4000
-  nic_mtbf_hours: 8000
-  link_mtbf_hours: 20000
-  link_flap: {probability: 0.5, flaps: 2, period: 1min}
-  heartbeat_timeout: 10s
-  spares: 16
-  hosts_per_rack: 4
-  days: 2
-  snapshot: {interval: auto, replicas: 2, domain: node}
-  baseline: {checkpoint_interval: 20min, storage_gbps: 800, restart: 5min}
-)";
-
-fs::path write_file(const std::string& name, const std::string& text) {
-  const fs::path dir = parashift::test::process_temp_dir().path();
-  fs::create_directories(dir);
-  const fs::path file = dir / name;
-  std::ofstream(file) << text;
-  return file;
-}
-
-std::string read_file(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("a campaign reports ETTR per policy, and the same seed gives identical JSON") {
   const fs::path scenario = write_file("small.yaml", kScenario);

@@ -3,8 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,7 +13,7 @@
 #include "core/scenario/scenario.hpp"
 #include "sim/faults/campaign_setup.hpp"
 #include "sim/faults/fail_slow.hpp"
-#include "tests/temp_dir.hpp"
+#include "tests/sim/faults/campaign_fixture.hpp"
 
 using namespace parashift;
 namespace fs = std::filesystem;
@@ -24,37 +22,12 @@ namespace {
 
 constexpr double kHourS = 3600.0;
 
-// Llama-3 70B on 256 H100s as in campaign_test.cpp: tp8 pp4 dp8, 16 spares.
-const char* kScenario = R"(name: fail-slow-small
-model: llama3-70b
-cluster:
-  device: h100-sxm-80gb
-  topology: {generator: rail-fat-tree, node: dgx-h100, nodes: 32, tiers: 2, oversubscription: 1}
-training: {global_batch: 512, seq_len: 8192}
-plan: {tp: 8, pp: 4, dp: 8, virtual_stages: 5, schedule: interleaved_1f1b, recompute: selective,
-       sequence_parallel: true, optimizer_sharding: distributed}
-run: {seed: 7}
-faults:
-  gpu_mtbf_hours: 2000
-  spares: 16
-  hosts_per_rack: 4
-  days: 2
-  snapshot: {interval: auto, replicas: 2, domain: rack}
-)";
-
-fs::path write_file(const std::string& name, const std::string& text) {
-  const fs::path dir = test::process_temp_dir().path();
-  fs::create_directories(dir);
-  const fs::path file = dir / name;
-  std::ofstream(file) << text;
-  return file;
-}
-
-// One seed, no failures (an empty trace), one slow event on GPU 0 from
+// The small campaign (tp8 pp4 dp8 on 256 H100s, 16 spares), replicas in
+// another rack. One seed, no failures (an empty trace), one slow event on GPU 0 from
 // 1,000 s for 10 h at `factor`; the campaign's JSON.
 nlohmann::json one_episode(const std::string& factor, const std::vector<std::string>& extra = {}) {
-  const fs::path scenario = write_file("slow.yaml", kScenario);
-  const fs::path trace = write_file("none.csv", "time_s,kind,target\n");
+  const fs::path scenario = test::write_file("slow.yaml", test::kScenario);
+  const fs::path trace = test::write_file("none.csv", "time_s,kind,target\n");
   const fs::path out = scenario.parent_path() / "slow.json";
   std::vector<std::string> args{
       "faults",
@@ -66,14 +39,13 @@ nlohmann::json one_episode(const std::string& factor, const std::vector<std::str
       "--json",
       out.string(),
       "--set",
-      "faults.events=[{kind: slow, gpu: 0, factor: " + factor + ", at: 1000s, duration: 10h}]"};
+      "faults.events=[{kind: slow, gpu: 0, factor: " + factor + ", at: 1000s, duration: 10h}]",
+      "--set",
+      "faults.snapshot.domain=rack"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = test::run_parashift(args);
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  std::ifstream in(out);
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
+  return nlohmann::json::parse(test::read_file(out));
 }
 
 }  // namespace
@@ -183,7 +155,7 @@ TEST_CASE("a shrunk plan takes the time of its shape simulated with at most 1/16
   // within 1/16 of dp 16 (15 x 16 >= 16 x 15): it takes dp 16's time and
   // nothing new is simulated. dp 14 (14 x 16 = 224 < 240) is simulated.
   const core::Scenario s =
-      core::parse_scenario(kScenario, "slow.yaml",
+      core::parse_scenario(test::kScenario, "slow.yaml",
                            {"plan={tp: 8, pp: 2, dp: 16, schedule: 1f1b, recompute: selective, "
                             "sequence_parallel: true, optimizer_sharding: distributed}"});
   sim::PlanTimes times(s);
