@@ -100,21 +100,19 @@ CampaignResult run_campaign(CampaignSetup& setup, const CampaignOptions& options
                               setup.scenario->topology.gpus_per_host(), horizon_ns);
   Collect snap, base;
   for (int seed = 0; seed < options.seeds; ++seed) {
-    std::vector<FailureEvent> failures = options.trace
-                                             ? *options.trace
-                                             : draw_failures(setup.config, setup.targets,
-                                                             setup.scenario->run.seed * 1000003ULL +
-                                                                 static_cast<std::uint64_t>(seed),
-                                                             horizon_ns);
+    const std::uint64_t draw_seed =
+        setup.scenario->run.seed * 1000003ULL + static_cast<std::uint64_t>(seed);
+    std::vector<FailureEvent> failures =
+        options.trace ? *options.trace
+                      : draw_failures(setup.config, setup.targets, draw_seed, horizon_ns);
     failures.insert(failures.end(), scheduled.begin(), scheduled.end());
     std::stable_sort(failures.begin(), failures.end());
     for (const auto& f : failures) {
       if (f.at_ns >= horizon_ns) continue;
       (f.kind == core::FailureKind::Maintenance ? result.planned : result.failures) += 1;
     }
-    std::vector<SlowEpisode> episodes = draw_fail_slow(
-        setup.config.fail_slow, setup.slots.gpus(),
-        setup.scenario->run.seed * 1000003ULL + static_cast<std::uint64_t>(seed), horizon_ns);
+    std::vector<SlowEpisode> episodes =
+        draw_fail_slow(setup.config.fail_slow, setup.slots.gpus(), draw_seed, horizon_ns);
     episodes.insert(episodes.end(), scheduled_slow.begin(), scheduled_slow.end());
     std::stable_sort(episodes.begin(), episodes.end());
     result.slow_episodes += static_cast<long long>(episodes.size());
