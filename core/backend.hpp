@@ -63,7 +63,10 @@ struct GradientNorms {
 struct StepReport {
   std::int64_t iteration = 0;
   TimeNs iteration_ns = 0;
-  std::vector<TimeNs> rank_compute_ns;
+  std::vector<TimeNs> rank_compute_ns;  // forward, backward, recompute: not the optimizer
+  /// The optimizer step's own time per rank, when the backend times it
+  /// (empty when it does not: the executor's counted clock).
+  std::vector<TimeNs> rank_optimizer_ns;
   std::vector<TimeNs> rank_exposed_comm_ns;
   std::vector<double> rank_peak_memory_bytes;
   std::vector<GroupComm> comm;

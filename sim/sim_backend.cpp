@@ -153,6 +153,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   const core::RankLayout layout(plan);
   const int ranks = layout.ranks();
   report.rank_compute_ns.resize(ranks);
+  report.rank_optimizer_ns.resize(ranks);
   report.rank_exposed_comm_ns.resize(ranks);
   report.rank_peak_memory_bytes.resize(ranks);
   const auto& slow = last_key_->cluster.gpu_slowdown;
@@ -164,6 +165,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     const double own = slow.empty() ? 1.0 : slow[r];
     report.rank_compute_ns[r] =
         static_cast<TimeNs>(static_cast<double>(w.compute_ns) / w.slowdown * own);
+    report.rank_optimizer_ns[r] = w.optimizer_ns;  // simulated at the device's pace
     report.rank_exposed_comm_ns[r] = w.tp_comm_ns + w.cp_comm_ns + w.dp_exposed_ns;
     report.rank_peak_memory_bytes[r] = w.static_bytes + w.peak_activation_bytes;
   }

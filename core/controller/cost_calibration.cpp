@@ -244,6 +244,34 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     stage_model_[static_cast<std::size_t>(s)] = e;
     out.push_back({e, static_cast<double>(report.rank_compute_ns[r])});
   }
+  // A chunk's parameters on one GPU (the embedding on the first and last).
+  const int chunk_count = plan.pp * plan.virtual_stages;
+  auto chunk_params = [&](int v) {
+    return job.layers_per_virtual_stage[static_cast<std::size_t>(v)] * base.params_per_gpu_layer +
+           (v == 0 || v == chunk_count - 1 ? base.params_per_gpu_embedding : 0.0);
+  };
+  // The optimizer step (memory-bound: Adam's bytes per parameter the GPU
+  // owns), per stage the median of its ranks' times, when the backend times it.
+  const std::vector<TimeNs>& optimizer_ns = report.rank_optimizer_ns;
+  for (int s = 0; s < plan.pp && !optimizer_ns.empty(); ++s) {
+    std::vector<double> times;
+    for (const auto& [ratio, r] : by_stage[static_cast<std::size_t>(s)])
+      if (static_cast<std::size_t>(r) < optimizer_ns.size())
+        times.push_back(static_cast<double>(optimizer_ns[static_cast<std::size_t>(r)]));
+    if (times.empty()) continue;
+    double params = 0;
+    for (int k = 0; k < plan.virtual_stages; ++k)
+      params += chunk_params(virtual_stage(plan.pp, s, k));
+    const double owned =
+        plan.optimizer_sharding == OptimizerSharding::None ? params : params / plan.dp;
+    Expected e;
+    const double total = owned * base.optimizer_s_per_param * 1e9;
+    for (int k : {kGemm, kAttention, kMemory})
+      e.by_class(k) =
+          2.0 * (total - owned * doubled[static_cast<std::size_t>(k)].optimizer_s_per_param * 1e9);
+    e.fixed_ns = std::max(0.0, total - e.by_class.sum());
+    out.push_back({e, median(times)});
+  }
   // Communication: a group's time with one link class's rate doubled.
   const GroupPlacement place = group_placement(plan, preset_.cluster.gpus_per_node);
   auto split = [&](const std::function<double(const ClusterView&)>& time) {
@@ -297,7 +325,6 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                                     ? CollectiveKind::AllReduce
                                     : CollectiveKind::ReduceScatter;
     const int chunks = plan.virtual_stages;
-    const int stages = plan.pp * chunks;
     for (const auto& entry : dp_busy) {
       // Not a structured binding: clang 14 (the fuzz build) cannot capture one.
       const int s = entry.first;
@@ -307,10 +334,7 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                        double t = 0;
                        for (int k = 0; k < chunks; ++k) {
                          const int v = virtual_stage(plan.pp, s, k);
-                         const double params =
-                             job.layers_per_virtual_stage[static_cast<std::size_t>(v)] *
-                                 base.params_per_gpu_layer +
-                             (v == 0 || v == stages - 1 ? base.params_per_gpu_embedding : 0.0);
+                         const double params = chunk_params(v);
                          const double buckets =
                              std::max(1.0, std::ceil(params / megatron_bucket_params(plan.dp)));
                          if (kind == CollectiveKind::AllReduce) {

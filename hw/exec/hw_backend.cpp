@@ -270,9 +270,10 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
     }
     kernels_->synchronize();
     stretch(compute_now_ns() - t0);
-    // Counted: the optimizer step is not layer work (ComputeClock).
+    // Its own time, apart from the layers' compute as the simulator reports
+    // it; counted work covers layers alone (ComputeClock).
     if (options_.compute_clock != ComputeClock::Counted)
-      counters.compute_ns += compute_now_ns() - t0;
+      counters.optimizer_ns += compute_now_ns() - t0;
   }
   if (sharded) all_gather_weights(counters);
   // The loss lives on the last stage's tp-rank-0 members; one sum gives it to everyone.

@@ -10,7 +10,7 @@
 namespace parashift::hw {
 
 struct HwBackend::Counters {
-  core::TimeNs compute_ns = 0, tp_ns = 0, pp_ns = 0, dp_ns = 0, wall_ns = 0;
+  core::TimeNs compute_ns = 0, optimizer_ns = 0, tp_ns = 0, pp_ns = 0, dp_ns = 0, wall_ns = 0;
   double tp_bytes = 0, pp_bytes = 0, dp_bytes = 0;
   double peak_stash_bytes = 0;
   double loss = 0;

@@ -52,12 +52,17 @@ TEST_CASE("calibration learns GEMMs at 0.8x and half the inter-node bandwidth") 
   CHECK(factor(c, core::CostFactor::Gemm) == doctest::Approx(1.25).epsilon(0.02));
   CHECK(factor(c, core::CostFactor::InterNode) == doctest::Approx(2.0).epsilon(0.05));
   CHECK(factor(c, core::CostFactor::IntraNode) == doctest::Approx(1.0).epsilon(0.01));
-  // Attention and element-wise time move with every stage's compute in the
-  // same proportion as the GEMMs: this plan cannot tell them apart, and their
-  // confidence says so (most of the prior's 0.5 left), unlike the GEMMs'.
+  // Attention time moves with every stage's compute in the same proportion
+  // as the GEMMs: this plan cannot tell them apart, and its confidence says
+  // so (most of the prior's 0.5 left), unlike the GEMMs'.
   CHECK(sd(c, core::CostFactor::Attention) > 0.3);
-  CHECK(sd(c, core::CostFactor::Memory) > 0.3);
   CHECK(sd(c, core::CostFactor::Gemm) < sd(c, core::CostFactor::Attention));
+  // Element-wise (memory-bound) time has a row of its own, the optimizer
+  // step (Adam's bytes per parameter at the memory rate), which the truth
+  // leaves at the preset's: the factor is 1 within 1% and pinned, not the
+  // prior's 0.5.
+  CHECK(factor(c, core::CostFactor::Memory) == doctest::Approx(1.0).epsilon(0.01));
+  CHECK(sd(c, core::CostFactor::Memory) < 0.05);
 }
 
 TEST_CASE("calibration on a cluster that is the preset keeps every factor at 1") {
