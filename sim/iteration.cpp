@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/assert.hpp"
+#include "core/cost/fsdp.hpp"
 #include "core/cost/memory.hpp"
 #include "core/cost/overlap.hpp"
 #include "core/rank_layout.hpp"
@@ -135,9 +136,9 @@ class IterationSim {
               std::llround(static_cast<double>(layer.attention_backward_ns) * w.slowdown));
           int stage_layers = 0;
           for (int k = 0; k < v_; ++k) stage_layers += layers_[virtual_stage(stages_, s, k)];
-          w.params_on_gpu = stage_layers * profile_.params_per_gpu_layer;
           w.layers_on_stage = stage_layers;
-          if (s == 0 || s == stages_ - 1) w.params_on_gpu += profile_.params_per_gpu_embedding;
+          w.params_on_gpu = core::stage_params_on_gpu(profile_, in_.model->tied_embeddings,
+                                                      stage_layers, s == 0, s == stages_ - 1);
           w.stats.stage = s;
           w.stats.replica = d;
           w.stats.cp_rank = c;
@@ -347,11 +348,10 @@ class IterationSim {
       pump(g);
       return;
     }
-    const double chunk_params = chunk_layers(w, chunk) * profile_.params_per_gpu_layer +
-                                ((virtual_stage(stages_, w.stage, chunk) == 0 ||
-                                  virtual_stage(stages_, w.stage, chunk) == virtual_stages_ - 1)
-                                     ? profile_.params_per_gpu_embedding
-                                     : 0.0);
+    const int v = virtual_stage(stages_, w.stage, chunk);
+    const double chunk_params =
+        core::stage_params_on_gpu(profile_, in_.model->tied_embeddings, chunk_layers(w, chunk),
+                                  v == 0, v == virtual_stages_ - 1);
     const int buckets =
         std::max(1, static_cast<int>(std::ceil(chunk_params / bucket_params(plan_.dp))));
     auto& ready = g.bucket_ready[chunk];

@@ -60,8 +60,8 @@ core::FsdpComm fsdp_group_comm(const PathModel& paths, const core::NcclFabric& f
     return bytes > 0 ? ring_collective_ns(paths, fabric, kind, bytes, ring) : 0;
   };
   const double layer = profile.params_per_gpu_layer;
-  const double other =
-      core::fsdp_other_params(model.tied_embeddings, profile.params_per_gpu_embedding, first, last);
+  const double other = core::embedding_params_on_gpu(model.tied_embeddings,
+                                                     profile.params_per_gpu_embedding, first, last);
   const double grad = profile.grad_bytes_per_param;
   return {ns(core::CollectiveKind::AllGather, layer * 2.0),
           ns(core::CollectiveKind::ReduceScatter, layer * grad),

@@ -244,11 +244,11 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     stage_model_[static_cast<std::size_t>(s)] = e;
     out.push_back({e, static_cast<double>(report.rank_compute_ns[r])});
   }
-  // A chunk's parameters on one GPU (the embedding on the first and last).
   const int chunk_count = plan.pp * plan.virtual_stages;
   auto chunk_params = [&](int v) {
-    return job.layers_per_virtual_stage[static_cast<std::size_t>(v)] * base.params_per_gpu_layer +
-           (v == 0 || v == chunk_count - 1 ? base.params_per_gpu_embedding : 0.0);
+    return stage_params_on_gpu(base, model.tied_embeddings,
+                               job.layers_per_virtual_stage[static_cast<std::size_t>(v)], v == 0,
+                               v == chunk_count - 1);
   };
   // The optimizer step (memory-bound: Adam's bytes per parameter the GPU
   // owns), per stage the median of its ranks' times, when the backend times it.
@@ -373,9 +373,9 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                        double t = 0;
                        for (int k = 0; k < plan.virtual_stages; ++k) {
                          const int v = virtual_stage(plan.pp, s, k);
-                         const double other =
-                             fsdp_other_params(model.tied_embeddings, base.params_per_gpu_embedding,
-                                               v == 0, v == stages - 1);
+                         const double other = embedding_params_on_gpu(model.tied_embeddings,
+                                                                      base.params_per_gpu_embedding,
+                                                                      v == 0, v == stages - 1);
                          const FsdpComm c{
                              ns(CollectiveKind::AllGather, base.params_per_gpu_layer * 2.0),
                              ns(CollectiveKind::ReduceScatter,

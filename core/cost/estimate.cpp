@@ -117,10 +117,10 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
         plan.schedule == Schedule::Interleaved1F1B ? 2 * (p - 1) * v * hop : 2 * (m + p - 1) * hop;
   }
 
-  // Data-parallel synchronisation of the stage's parameters.
+  // Data-parallel synchronisation of the stage's parameters (the first
+  // stage's: it holds the embedding, and the head too when it is the only one).
   const double params =
-      ns(layers) * profile.params_per_gpu_layer +
-      profile.params_per_gpu_embedding * (p == 1 && !model.tied_embeddings ? 2.0 : 1.0);
+      stage_params_on_gpu(profile, model.tied_embeddings, ns(layers), true, p == 1);
   const double grad_bytes = params * profile.grad_bytes_per_param;
   const double weight_bytes = params * 2.0;
   const int dp = plan.dp;

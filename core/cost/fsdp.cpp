@@ -2,12 +2,20 @@
 
 #include <algorithm>
 
+#include "core/cost/work_profile.hpp"
+
 namespace parashift::core {
 
-double fsdp_other_params(bool tied_embeddings, double params_per_gpu_embedding, bool first,
-                         bool last) {
+double embedding_params_on_gpu(bool tied_embeddings, double params_per_gpu_embedding, bool first,
+                               bool last) {
   const int copies = tied_embeddings ? (first || last ? 1 : 0) : (first ? 1 : 0) + (last ? 1 : 0);
   return copies * params_per_gpu_embedding;
+}
+
+double stage_params_on_gpu(const WorkProfile& profile, bool tied_embeddings, double layers,
+                           bool first, bool last) {
+  return layers * profile.params_per_gpu_layer +
+         embedding_params_on_gpu(tied_embeddings, profile.params_per_gpu_embedding, first, last);
 }
 
 TimeNs fsdp_forward_comm_ns(const FsdpComm& c, TimeNs layers) {

@@ -23,11 +23,19 @@ struct FsdpComm {
   TimeNs other_scatter_ns = 0;  // ... and their gradients
 };
 
-/// One GPU's share of the embedding and output-head parameters a pass over
-/// the first and/or last virtual stage gathers beside its layers: tied
-/// embeddings are one copy at either end, untied ones one at each.
-double fsdp_other_params(bool tied_embeddings, double params_per_gpu_embedding, bool first,
-                         bool last);
+/// One GPU's share of the embedding and output-head parameters held by a
+/// (virtual) stage that is the first and/or the last: tied embeddings are
+/// one copy at either end, untied ones one at each (two on a single stage).
+/// Every count of a stage's parameters (gradient sync, optimizer step, FSDP
+/// gathers, the calibration's rows) uses it.
+double embedding_params_on_gpu(bool tied_embeddings, double params_per_gpu_embedding, bool first,
+                               bool last);
+
+struct WorkProfile;
+/// One GPU's parameters of a (virtual) stage of `layers` layers, with the
+/// embedding and head it holds as the first and/or last.
+double stage_params_on_gpu(const WorkProfile& profile, bool tied_embeddings, double layers,
+                           bool first, bool last);
 
 /// A forward's FSDP communication over `layers` layers: one gather per
 /// layer (and of the other parameters).
