@@ -77,6 +77,22 @@ TEST_CASE("counted clock: compute is the layer work done, a slowdown multiplies 
   // At 1.5x: 48 x 1.5 = 72 units.
   backend.set_compute_slowdown(1.5);
   CHECK(backend.step(plan).rank_compute_ns[0] == 72'000);
+  // Counted work has no optimizer time to report: none, not a zero.
+  CHECK(backend.step(plan).rank_optimizer_ns.empty());
+}
+
+TEST_CASE("measured clock: the optimizer step is reported apart from compute") {
+  // As the simulator reports it (and the calibration's optimizer row reads
+  // it): one time per rank, spent, and within the iteration beside compute.
+  hw::SelfCommunicator world;
+  auto opts = test::tiny_options(hw::OptimizerKind::Adam, "optimizer-time");
+  opts.compute_clock = hw::ComputeClock::ThreadCpu;
+  const auto plan = test::tiny_plan(1, 1, 1);
+  hw::HwBackend backend(test::tiny_model(), test::kTinySeq, 1, plan, opts, world);
+  const core::StepReport r = backend.step(plan);
+  REQUIRE(r.rank_optimizer_ns.size() == 1);
+  CHECK(r.rank_optimizer_ns[0] > 0);
+  CHECK(r.rank_compute_ns[0] > 0);
 }
 
 TEST_CASE("counted clock: selective recompute adds a forward, ZB-H1 splits B and W") {

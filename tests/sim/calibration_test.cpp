@@ -77,3 +77,18 @@ TEST_CASE("calibration on a cluster that is the preset keeps every factor at 1")
     CHECK(c.factor[static_cast<std::size_t>(k)] == doctest::Approx(1.0).epsilon(0.05));
   }
 }
+
+TEST_CASE("calibration learns memory-bound kernels at half speed from the optimizer step") {
+  // Truth: memory efficiency 0.5x, so element-wise kernels and the optimizer
+  // step (memory-bound: Adam's bytes per parameter) take 2x. The optimizer
+  // row is memory alone, so the factor is pinned at 2 within 2% while
+  // attention, which no row separates from the GEMMs, keeps its prior's
+  // spread.
+  const auto c =
+      calibrate({"run.iterations=20", "cluster.truth.gemm_efficiency=1",
+                 "cluster.truth.inter_node_bandwidth=1", "cluster.truth.memory_efficiency=0.5"});
+  CHECK(factor(c, core::CostFactor::Memory) == doctest::Approx(2.0).epsilon(0.02));
+  CHECK(sd(c, core::CostFactor::Memory) < 0.05);
+  CHECK(sd(c, core::CostFactor::Attention) > 0.3);
+  CHECK(c.settled_at(0.05) >= 0);
+}

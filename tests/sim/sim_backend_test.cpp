@@ -61,8 +61,7 @@ TEST_CASE("a rebalance keeps the global batch and moves no state") {
   CHECK(even == 48'000'000);
   CHECK(skewed == 72'000'000);
   CHECK(backend.micro_batches_per_replica(s.plan) == std::vector<int>{3, 1});
-  CHECK_THROWS_AS(backend.apply({core::RebalanceDirective{{3, 2}}, "bad", 0}),
-                  core::InputError);
+  CHECK_THROWS_AS(backend.apply({core::RebalanceDirective{{3, 2}}, "bad", 0}), core::InputError);
 }
 
 TEST_CASE("a snapshot and a restore each stall the next iteration for one rank's state copy") {
@@ -86,4 +85,26 @@ TEST_CASE("a snapshot and a restore each stall the next iteration for one rank's
   CHECK(backend.step(s.plan).iteration_ns - healthy == core::transfer_ns(bytes, 50e9));
   CHECK_THROWS_AS(backend.apply({core::RestoreDirective{7}, "never taken", 0}),
                   std::invalid_argument);
+}
+
+TEST_CASE("the optimizer step is reported per rank, apart from compute") {
+  // With a profile of known rates: stage 0 holds 4 layers of 1e8 parameters
+  // and the embedding (2e7), stage 1 its 4 layers and the head, which is a
+  // second copy only when untied (the model's tying decides). At 1e-11 s per
+  // parameter: 4.2e8 x 1e-11 = 4.2 ms on each stage (one copy each), against
+  // 4 micro-batches x 4 layers x 3 ms = 48 ms of compute.
+  core::Scenario s = two_stage_scenario();
+  sim::SimBackend backend(s);
+  core::WorkProfile p;
+  p.layer.forward_ns = 1'000'000;
+  p.layer.backward_ns = 2'000'000;
+  p.params_per_gpu_layer = 1e8;
+  p.params_per_gpu_embedding = 2e7;
+  p.optimizer_s_per_param = 1e-11;
+  backend.set_profile(p);
+  const core::StepReport r = backend.step(s.plan);
+  REQUIRE(r.rank_optimizer_ns.size() == 2);
+  CHECK(r.rank_optimizer_ns[0] == 4'200'000);
+  CHECK(r.rank_optimizer_ns[1] == 4'200'000);
+  CHECK(r.rank_compute_ns[0] == 48'000'000);
 }
