@@ -81,13 +81,15 @@ PolicyRun run_baseline_policy(CampaignSetup& setup, const std::vector<FailureEve
   }
   // Fail-slow episodes, endured: rank g runs on GPU g for the whole run.
   const core::ParallelPlan& plan = setup.scenario->plan;
+  std::vector<SlowSpan> spans;
   for (const SlowEpisode& e : episodes) {
     if (e.gpu >= plan.gpus()) continue;
     const TimeNs slowed = setup.times->slowed_ns(plan, e.gpu, e.factor);
     if (slowed <= it) continue;
-    run.slow_lost_s += overlap_s(trained, {e.at_ns, e.until_ns}) *
-                       (1.0 - static_cast<double>(it) / static_cast<double>(slowed));
+    spans.push_back(
+        {{e.at_ns, e.until_ns}, 1.0 - static_cast<double>(it) / static_cast<double>(slowed)});
   }
+  run.slow_lost_s = slow_lost_s(trained, spans);
   run.useful_s = work - run.slow_lost_s;
   return run;
 }

@@ -1,7 +1,9 @@
 #include "sim/faults/fail_slow.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
+#include <set>
 #include <string>
 
 #include "core/input_error.hpp"
@@ -67,6 +69,33 @@ double overlap_s(const std::vector<Interval>& intervals, const Interval& span) {
     sum +=
         std::max<TimeNs>(0, std::min(it->to_ns, span.to_ns) - std::max(it->from_ns, span.from_ns));
   return core::ns_to_s(sum);
+}
+
+double slow_lost_s(const std::vector<Interval>& trained, const std::vector<SlowSpan>& spans) {
+  // A sweep over the spans' ends: between two consecutive ends the same
+  // spans are active, and the largest share among them is lost.
+  std::vector<std::pair<TimeNs, int>> ends;  // (time, span index + 1 starts, -(index + 1) ends)
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i].span.to_ns <= spans[i].span.from_ns) continue;
+    const int id = static_cast<int>(i) + 1;
+    ends.push_back({spans[i].span.from_ns, id});
+    ends.push_back({spans[i].span.to_ns, -id});
+  }
+  std::sort(ends.begin(), ends.end());
+  std::multiset<double> active;
+  double lost = 0;
+  for (std::size_t k = 0; k < ends.size(); ++k) {
+    const auto [at, id] = ends[k];
+    const double share = spans[static_cast<std::size_t>(std::abs(id) - 1)].lost_share;
+    if (id > 0) {
+      active.insert(share);
+    } else {
+      active.erase(active.find(share));
+    }
+    if (!active.empty() && k + 1 < ends.size() && ends[k + 1].first > at)
+      lost += overlap_s(trained, {at, ends[k + 1].first}) * *active.rbegin();
+  }
+  return lost;
 }
 
 }  // namespace parashift::sim

@@ -7,9 +7,9 @@
 //
 // What a policy loses to an episode is accounted as work: over the time the
 // job trains with the rank on that GPU, a share 1 - nominal / slowed of it
-// (slow_work_lost). Concurrent episodes are counted independently (an
-// overestimate when they overlap), and the snapshot cadence keeps its
-// nominal phase (a slower iteration stretches it slightly).
+// (slow_lost_s). Concurrent episodes count once, at the slowest GPU's
+// share, and the snapshot cadence keeps its nominal phase (a slower
+// iteration stretches it slightly).
 #pragma once
 
 #include <cstdint>
@@ -52,5 +52,17 @@ struct Interval {
 
 /// Seconds of `span` inside `intervals` (sorted, disjoint).
 double overlap_s(const std::vector<Interval>& intervals, const Interval& span);
+
+/// A stretch of time the job ran slowed, losing `lost_share` of it
+/// (1 - nominal / slowed iteration).
+struct SlowSpan {
+  Interval span;
+  double lost_share = 0;
+};
+
+/// Seconds of work lost to `spans` while the job trained (`trained`:
+/// sorted, disjoint). A synchronous job runs at its slowest GPU's pace, so
+/// where spans overlap the time counts once, at the largest share.
+double slow_lost_s(const std::vector<Interval>& trained, const std::vector<SlowSpan>& spans);
 
 }  // namespace parashift::sim

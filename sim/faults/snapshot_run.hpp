@@ -463,12 +463,8 @@ class SnapshotRun {
   std::set<int> dead_holders_;
   std::deque<Version> versions_;
   long long next_version_ = 1;
-  std::vector<Interval> trained_;  // the segments, in time order
-  struct SlowSpan {
-    Interval span;  // a rank on the slow GPU
-    double lost_share = 0;
-  };
-  std::vector<SlowSpan> slow_spans_;
+  std::vector<Interval> trained_;     // the segments, in time order
+  std::vector<SlowSpan> slow_spans_;  // each: a rank on a slow GPU
   PolicyRun run_;
 };
 

@@ -65,8 +65,7 @@ void SnapshotRun::on_slow_seen(const SlowEpisode& e, int rank, double lost_share
 }
 
 double SnapshotRun::slow_work_lost() {
-  double lost = 0;
-  for (const SlowSpan& s : slow_spans_) lost += overlap_s(trained_, s.span) * s.lost_share;
+  const double lost = slow_lost_s(trained_, slow_spans_);
   run_.slow_lost_s = lost;
   return lost;
 }

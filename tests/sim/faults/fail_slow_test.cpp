@@ -113,6 +113,21 @@ TEST_CASE("overlap of a span with sorted intervals") {
   CHECK(sim::overlap_s(up, {60, 70}) == 0);
 }
 
+TEST_CASE("overlapping slow spans count once, at the largest share") {
+  // Trained [0, 100) and [200, 300). Spans: [50, 250) losing 0.2 and
+  // [80, 120) losing 0.5. Over [50, 80): 30 x 0.2 = 6; [80, 100): 20 x 0.5
+  // = 10 ([100, 120) is not trained); [200, 250): 50 x 0.2 = 10. Total 26
+  // ns, where counting each span alone gives 100 x 0.2 + 20 x 0.5 = 30.
+  const std::vector<sim::Interval> up{{0, 100}, {200, 300}};
+  const std::vector<sim::SlowSpan> spans{{{50, 250}, 0.2}, {{80, 120}, 0.5}};
+  CHECK(sim::slow_lost_s(up, spans) == doctest::Approx(26e-9));
+  // The same spans, later one first, and an empty one: the same.
+  const std::vector<sim::SlowSpan> again{{{80, 120}, 0.5}, {{10, 10}, 0.9}, {{50, 250}, 0.2}};
+  CHECK(sim::slow_lost_s(up, again) == doctest::Approx(26e-9));
+  // Two equal shares over the same time: once.
+  CHECK(sim::slow_lost_s(up, {{{0, 100}, 0.3}, {{0, 100}, 0.3}}) == doctest::Approx(30e-9));
+}
+
 TEST_CASE("a fail-slow GPU: the snapshot policy moves its rank to a spare, the baseline endures") {
   // GPU 0 at 2x for 10 h of the 2-day run. The baseline trains through it:
   // it loses share s = (36,000 s / 172,800 s) x (1 - it / slowed) of the
