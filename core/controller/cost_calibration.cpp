@@ -218,6 +218,14 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                                                   even * stage_mb_ns[stage], m * per_even};
     }
   }
+  auto split_compute = [&](const std::function<double(const WorkProfile&)>& time) {
+    Expected e;
+    const double total = time(base);
+    for (int k : {kGemm, kAttention, kMemory})
+      e.by_class(k) = 2.0 * (total - time(doubled[static_cast<std::size_t>(k)]));
+    e.fixed_ns = std::max(0.0, total - e.by_class.sum());
+    return e;
+  };
   for (int s = 0; s < plan.pp; ++s) {
     const bool first = s == 0, last = s == plan.pp - 1;
     const int layers = job.stage_layers(s);
@@ -232,11 +240,7 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     std::nth_element(ratio_rank.begin(), median_at, ratio_rank.end());
     const int r = median_at->second;
     const int m = job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(r).dp)];
-    Expected e;
-    const double total = stage_ns(base, m);
-    for (int k : {kGemm, kAttention, kMemory})
-      e.by_class(k) = 2.0 * (total - stage_ns(doubled[static_cast<std::size_t>(k)], m));
-    e.fixed_ns = std::max(0.0, total - e.by_class.sum());
+    Expected e = split_compute([&](const WorkProfile& p) { return stage_ns(p, m); });
     // The median rank's device (its group's factor on the preset's time).
     const double f = rank_factor(static_cast<std::size_t>(r));
     e.by_class *= f;
@@ -264,13 +268,9 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
       params += chunk_params(virtual_stage(plan.pp, s, k));
     const double owned =
         plan.optimizer_sharding == OptimizerSharding::None ? params : params / plan.dp;
-    Expected e;
-    const double total = owned * base.optimizer_s_per_param * 1e9;
-    for (int k : {kGemm, kAttention, kMemory})
-      e.by_class(k) =
-          2.0 * (total - owned * doubled[static_cast<std::size_t>(k)].optimizer_s_per_param * 1e9);
-    e.fixed_ns = std::max(0.0, total - e.by_class.sum());
-    out.push_back({e, median(times)});
+    out.push_back(
+        {split_compute([&](const WorkProfile& p) { return owned * p.optimizer_s_per_param * 1e9; }),
+         median(times)});
   }
   // Communication: a group's time with one link class's rate doubled.
   const GroupPlacement place = group_placement(plan, preset_.cluster.gpus_per_node);
