@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct Capabilities {
   bool link_telemetry = false;     // StepReport::links is filled
   bool live_replan = false;        // ReplanDirective that changes tp, pp, dp, cp or the sharding
   int ranks = 0;
+  /// Whether the backend runs `plan` (a re-plan's target must pass); empty:
+  /// every plan valid for the cluster. The executor, for one, runs no
+  /// context parallelism and no FSDP.
+  std::function<bool(const ParallelPlan&)> runs_plan;
 };
 
 /// Busy time of one communication group in one iteration.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 #include <utility>
+#include <variant>
 
 #include "core/cost/work_profile.hpp"
 #include "core/faults/fault_config.hpp"
@@ -79,7 +80,10 @@ const ParallelPlan& JobRunner::plan() const {
 void JobRunner::apply(std::int64_t iteration, const Directive& directive, double cost_s,
                       bool decided) {
   backend_.apply(directive);
-  if (decided) controller_->applied(directive);
+  // A scheduled re-plan changes the plan the next steps run as a decided one does.
+  const bool replan = std::holds_alternative<ReplanDirective>(directive.action);
+  if (controller_ && (decided || replan)) controller_->applied(directive);
+  if (const auto* p = std::get_if<ReplanDirective>(&directive.action)) plan_ = p->plan;
   taken_.push_back({iteration, directive, cost_s});
 }
 

@@ -75,6 +75,7 @@ void ReplanPolicy::run(PolicyContext& context) {
   in.device_groups = calibration->device_groups();
   PlannerOptions options;
   options.top_k = 1;
+  options.admit = context.capabilities.runs_plan;
   PlanSearch found = search_plans(in, options);
   last_search_ = context.iteration;
   reference_ns_ = now_ns;

@@ -174,6 +174,10 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
     if (result.reference && same_plan(plan, result.reference->ranked.plan)) {
       result.reference->in_space = true;
     }
+    if (options.admit && !options.admit(plan)) {
+      ++stats.not_admitted;
+      return;
+    }
     if (peak_memory(in.model, plan, in.seq_len).total_bytes() > usable_bytes) {
       ++stats.pruned_by_memory;
       return;

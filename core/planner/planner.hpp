@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,9 @@ struct PlannerOptions {
   /// (1 - memory_margin) * hbm_bytes. 5% of 80 GB is 4 GB.
   double memory_margin = 0.05;
   int max_cp = 16;
+  /// Plans for which this is false are skipped (counted in
+  /// SearchStats::not_admitted): those the backend cannot run. Empty: all.
+  std::function<bool(const ParallelPlan&)> admit;
 };
 
 struct RankedPlan {
@@ -68,7 +72,8 @@ struct RankedPlan {
 struct SearchStats {
   std::int64_t enumerated = 0;        // valid plans the space yielded
   std::int64_t pruned_by_memory = 0;  // ... over the memory limit
-  std::int64_t evaluated = 0;         // ... estimated (enumerated - pruned)
+  std::int64_t not_admitted = 0;      // ... that PlannerOptions::admit refused
+  std::int64_t evaluated = 0;         // ... estimated (the rest)
   double wall_ms = 0;                 // the whole search, steady clock
 };
 

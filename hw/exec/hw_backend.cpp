@@ -32,24 +32,6 @@ core::TimeNs thread_cpu_ns() {
   return static_cast<core::TimeNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-void check_supported(const core::ParallelPlan& plan) {
-  auto reject = [](const std::string& what) {
-    throw core::InputError("plan." + what + " (the hw executor does not run it)");
-  };
-  if (plan.cp != 1) reject("cp: context parallelism, found cp=" + std::to_string(plan.cp));
-  if (plan.virtual_stages != 1 && plan.pp == 1)
-    reject("virtual_stages: interleaving needs pp > 1, found pp=1 virtual_stages=" +
-           std::to_string(plan.virtual_stages));
-  // ZB-H1's weight pass comes long after its input-gradient pass, and full
-  // recompute keeps the activations it needs only until the next layer's.
-  if (plan.recompute == core::Recompute::Full && plan.schedule == core::Schedule::ZeroBubbleH1)
-    reject(
-        "recompute: full with schedule zb_h1 (its weight passes would need the whole "
-        "forward again); expected none or selective");
-  if (plan.optimizer_sharding == core::OptimizerSharding::Fsdp)
-    reject("optimizer_sharding: expected none or distributed, found fsdp");
-}
-
 // Holds a compute slot, when the job has them, while in scope; give() and
 // take() let it go around a collective inside a compute segment.
 class SlotGuard {
@@ -107,27 +89,14 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
     throw core::InputError("plan: tp*pp*dp*cp=" + std::to_string(plan.gpus()) +
                            " ranks, but the job has " + std::to_string(world.size()) +
                            " (launch with mpirun -np " + std::to_string(plan.gpus()) + ")");
-  check_supported(plan);
+  if (const std::string problem = executor_plan_problem(plan, seq_len); !problem.empty())
+    throw core::InputError(problem);
   plan.validate(model, seq_len, world.size());
   if (world.size() % ranks_per_node() != 0)
     throw core::InputError("ranks_per_node=" + std::to_string(ranks_per_node()) +
                            " does not divide the job's " + std::to_string(world.size()) + " ranks");
-  shape_ = {model.hidden, model.heads,      model.ffn_hidden,      plan.tp,
-            seq_len,      plan.micro_batch, plan.sequence_parallel};
-  if (shape_.sequence_parallel && shape_.tokens() % plan.tp != 0)
-    throw core::InputError("plan.sequence_parallel: the " + std::to_string(shape_.tokens()) +
-                           " tokens of a micro-batch do not split over tp=" +
-                           std::to_string(plan.tp) + " (the hw executor does not run it)");
-  groups_ = make_comm_groups(world, plan);
-  rebuild_sync();
-  workspace_.emplace(*kernels_, shape_, plan.recompute);
-  // This rank's tokens x hidden: all of them, or its shard under sequence parallelism.
-  const auto activation = static_cast<std::size_t>(shape_.tokens_local()) * shape_.hidden;
-  activation_ = DeviceBuffer(*kernels_, activation);
-  gradient_ = DeviceBuffer(*kernels_, activation);
-  target_ = DeviceBuffer(*kernels_, activation);
-  layers_per_stage_ = core::even_split(model.layers, plan.pp * plan.virtual_stages);
-  micro_batches_ = std::vector<int>(static_cast<std::size_t>(plan.dp), plan.micro_batches());
+  shape_.seq_len = seq_len;
+  setup();
   const std::vector<int> offsets = core::offsets_of(layers_per_stage_);
   for (int chunk = 0; chunk < plan.virtual_stages; ++chunk) {
     const auto g = static_cast<std::size_t>(core::virtual_stage(plan.pp, groups_.coord.pp, chunk));
@@ -136,6 +105,22 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
   // The buffers' zeroing and uploads are done before a communicator (NCCL,
   // on its own stream) may write into them.
   kernels_->synchronize();
+}
+
+void HwBackend::setup() {
+  const core::ParallelPlan& plan = plan_;
+  shape_ = {model_.hidden,  model_.heads,     model_.ffn_hidden,     plan.tp,
+            shape_.seq_len, plan.micro_batch, plan.sequence_parallel};
+  groups_ = make_comm_groups(world_, plan);
+  rebuild_sync();
+  workspace_.emplace(*kernels_, shape_, plan.recompute);
+  // This rank's tokens x hidden: all of them, or its shard under sequence parallelism.
+  const auto activation = static_cast<std::size_t>(shape_.tokens_local()) * shape_.hidden;
+  activation_ = DeviceBuffer(*kernels_, activation);
+  gradient_ = DeviceBuffer(*kernels_, activation);
+  target_ = DeviceBuffer(*kernels_, activation);
+  layers_per_stage_ = core::even_split(model_.layers, plan.pp * plan.virtual_stages);
+  micro_batches_ = std::vector<int>(static_cast<std::size_t>(plan.dp), plan.micro_batches());
 }
 
 core::TimeNs HwBackend::compute_now_ns() const {
@@ -160,14 +145,6 @@ void HwBackend::stretch(core::TimeNs segment_ns) const {
   const core::TimeNs start = compute_now_ns();
   while (compute_now_ns() - start < extra) {
   }
-}
-
-core::Capabilities HwBackend::capabilities() const {
-  core::Capabilities caps;
-  caps.live_repartition = true;
-  caps.snapshots_to_host = true;
-  caps.ranks = world_.size();
-  return caps;
 }
 
 HwBackend::LayerSlot HwBackend::new_slot(int layer) const {
@@ -242,7 +219,7 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   if (plan.label() != plan_.label() || plan.global_batch != plan_.global_batch)
     throw std::invalid_argument("hw backend built for plan '" + plan_.label() +
                                 "' cannot step plan '" + plan.label() +
-                                "' (replan is not supported)");
+                                "' (apply a ReplanDirective first)");
   if (options_.kill_before_iteration == iteration_)
     ::kill(::getpid(), SIGKILL);  // a real kill -9: no clean-up, shards stay in /dev/shm
   Counters counters;

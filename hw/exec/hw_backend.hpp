@@ -100,6 +100,11 @@ struct RestoreStats {
   std::vector<std::string> refused;
 };
 
+/// Why the executor does not run `plan` with sequences of `seq_len` tokens
+/// ("plan.<field>: ..."), or empty when it does (the plan's own validity
+/// aside: ParallelPlan::problems).
+std::string executor_plan_problem(const core::ParallelPlan& plan, int seq_len);
+
 class HwBackend : public core::Backend {
  public:
   /// Collective over `world`, whose size must equal plan.gpus(). Throws
@@ -110,9 +115,12 @@ class HwBackend : public core::Backend {
   core::Capabilities capabilities() const override;
   /// Collective: runs one iteration; `plan` must be the plan it was built with.
   core::StepReport step(const core::ParallelPlan& plan) override;
-  /// The plan it runs (a `sync` re-plan changes its sync fields).
+  /// The plan it runs (the last re-plan's).
   const core::ParallelPlan& plan() const { return plan_; }
-  /// Collective. Replan and remap throw std::invalid_argument (not supported).
+  /// Collective. A re-plan to any plan the executor runs on the same ranks
+  /// moves the layers' weights and Adam moments to their new owners live
+  /// (core::InputError naming the field for one it does not run); remap
+  /// throws std::invalid_argument (not supported).
   void apply(const core::Directive& directive) override;
 
   /// Fault injection: from the next step on, every compute segment of this
@@ -152,6 +160,20 @@ class HwBackend : public core::Backend {
     DeviceBuffer* v;
   };
 
+  struct WholeLayer;
+
+  /// The plan-dependent state for plan_ (shape, groups, sync, buffers, the
+  /// even layer and micro-batch splits); the layers are the caller's.
+  void setup();
+  /// Collective: every rank's layers re-sharded for `plan` (hw_backend_replan.cpp).
+  void replan(const core::ParallelPlan& plan);
+  /// Collective: every layer's weights and moments, whole (tp 1, unsharded),
+  /// from the ranks that hold them under plan_.
+  std::map<int, WholeLayer> gather_whole_layers();
+  /// What a layer slot carries to another rank or into a snapshot: its
+  /// weights, and Adam's moments.
+  std::vector<DeviceLayerTensors*> carried_sets(LayerSlot& slot) const;
+  std::vector<const DeviceLayerTensors*> carried_sets(const LayerSlot& slot) const;
   LayerSlot new_slot(int layer) const;
   LayerSlot blank_slot() const;                  // zeros, for weights that arrive from elsewhere
   DeviceOptimizerState optimizer_state() const;  // zero moments (this rank's shards)

@@ -26,18 +26,6 @@ constexpr int kFetchTag = 31'001;
 constexpr int kRefusedTag = 31'002;
 constexpr std::size_t kVersionSlots = 16;  // versions per rank and kind exchanged at restore
 
-// What a layer slot carries to another stage or into a snapshot: its
-// weights, and Adam's moments (gradients are zero between iterations).
-template <typename Slot>
-auto carried_sets(Slot& slot, OptimizerKind kind) {
-  std::vector<decltype(&slot.weights)> sets{&slot.weights};
-  if (kind == OptimizerKind::Adam) {
-    sets.push_back(&slot.state.m);
-    sets.push_back(&slot.state.v);
-  }
-  return sets;
-}
-
 // The pipeline stage that holds `layer` when virtual stage g has layers
 // offsets[g]..offsets[g+1]: stage g mod pp (chunk g / pp there).
 int stage_of(const std::vector<int>& offsets, int layer, int pp) {
@@ -60,7 +48,7 @@ void HwBackend::apply(const core::Directive& directive) {
         } else if constexpr (std::is_same_v<T, core::RestoreDirective>) {
           restore(action.version);
         } else if constexpr (std::is_same_v<T, core::ReplanDirective>) {
-          replan_sync(action.plan);
+          replan(action.plan);
         } else {
           throw std::invalid_argument(std::string("hw backend: ") + core::kind_name(action) +
                                       " is not supported");
@@ -70,13 +58,6 @@ void HwBackend::apply(const core::Directive& directive) {
 }
 
 void HwBackend::replan_sync(const core::ParallelPlan& plan) {
-  core::ParallelPlan same = plan;
-  same.sync = plan_.sync;
-  same.compression = plan_.compression;
-  if (same.label() != plan_.label() || same.global_batch != plan_.global_batch)
-    throw std::invalid_argument("hw backend: a re-plan from '" + plan_.label() + "' to '" +
-                                plan.label() +
-                                "' changes more than sync and compression (not supported)");
   if (plan.sync == plan_.sync && plan.compression == plan_.compression) return;
   plan_.sync = plan.sync;
   plan_.compression = plan.compression;
@@ -145,7 +126,7 @@ void HwBackend::rebalance(const std::vector<int>& counts) {
 // distributed optimizer, and a layer moves between ranks of the same dp
 // coordinate, which hold the same shards.)
 void HwBackend::write_slot(ByteWriter& out, int layer, const LayerSlot& slot) const {
-  for (const DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind))
+  for (const DeviceLayerTensors* set : carried_sets(slot))
     for (const DeviceBuffer* b : set->all()) {
       std::vector<float> host(b->size());
       kernels_->download(b->data(), host);
@@ -166,7 +147,7 @@ void HwBackend::write_slot(ByteWriter& out, int layer, const LayerSlot& slot) co
 }
 
 void HwBackend::read_slot(ByteReader& in, int layer, LayerSlot& slot) {
-  for (DeviceLayerTensors* set : carried_sets(slot, options_.optimizer.kind))
+  for (DeviceLayerTensors* set : carried_sets(slot))
     for (DeviceBuffer* b : set->all()) {
       std::vector<float> host(b->size());
       in.floats(host);  // checks the length

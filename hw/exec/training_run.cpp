@@ -78,6 +78,7 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
     if (const auto* s = std::get_if<core::SnapshotDirective>(&t.directive.action))
       result.snapshots.push_back(s->version);
   result.final_layers_per_stage = backend.layers_per_stage();
+  result.final_plan = backend.plan();
   if (!config.keep_snapshots) backend.remove_snapshots();
   return result;
 }

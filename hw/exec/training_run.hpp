@@ -47,6 +47,7 @@ struct TrainingRunResult {
   bool nothing_to_restore = false;       // restore asked, no version every rank can reach
   std::vector<long long> snapshots;      // versions written
   std::vector<int> final_layers_per_stage;
+  core::ParallelPlan final_plan;                 // the scenario's, or the last re-plan's
   std::vector<core::TakenDirective> directives;  // scheduled and decided, in order
   std::vector<core::DetectedStraggler> stragglers;
   std::vector<core::PolicyNote> notes;                  // rules' knob changes, plugins' notes

@@ -66,6 +66,27 @@ std::array<SyntheticFill, 4> layer_fills(const LayerShape& s, std::uint64_t seed
   return f;
 }
 
+std::size_t tp_whole_index(const LayerShape& s, int tensor, int tp_rank, std::size_t local) {
+  const auto h = static_cast<std::size_t>(s.hidden);
+  const auto hl = static_cast<std::size_t>(s.hidden_local());
+  const auto fl = static_cast<std::size_t>(s.ffn_local());
+  const auto r = static_cast<std::size_t>(tp_rank);
+  switch (tensor) {
+    case 0: {  // hidden x 3 hidden_local: column c is part c / hl's column r hl + c % hl
+      const std::size_t row = local / (3 * hl), col = local % (3 * hl);
+      return row * 3 * h + (col / hl) * h + r * hl + col % hl;
+    }
+    case 1:  // hidden_local x hidden: rows r hl.. of the whole
+      return r * hl * h + local;
+    case 2: {  // hidden x ffn_local: columns r fl..
+      const std::size_t row = local / fl, col = local % fl;
+      return row * static_cast<std::size_t>(s.ffn_hidden) + r * fl + col;
+    }
+    default:  // 3, ffn_local x hidden: rows r fl..
+      return r * fl * h + local;
+  }
+}
+
 LayerTensors init_layer(const LayerShape& s, std::uint64_t seed, int layer, int tp_rank) {
   LayerTensors t = zero_layer(s);
   const auto fills = layer_fills(s, seed, layer, tp_rank);

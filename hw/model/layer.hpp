@@ -66,6 +66,12 @@ LayerTensors init_layer(const LayerShape& shape, std::uint64_t seed, int layer, 
 std::array<SyntheticFill, 4> layer_fills(const LayerShape& shape, std::uint64_t seed, int layer,
                                          int tp_rank);
 
+/// Where element `local` (row-major) of tensor-parallel rank `tp_rank`'s
+/// shard of tensor `tensor` (LayerTensors::all() order: wqkv, wo, w1, w2)
+/// sits in the whole tensor (tp 1, row-major): the split init_layer makes,
+/// which a re-plan undoes and redoes for another tp.
+std::size_t tp_whole_index(const LayerShape& shape, int tensor, int tp_rank, std::size_t local);
+
 /// What forward keeps for backward.
 struct LayerStash {
   Matrix x, qkv, probs, ctx, x1, u, act;

@@ -156,10 +156,12 @@ TEST_CASE("plans and directives the executor does not run are refused clearly") 
   plan.schedule = core::Schedule::OneFOneB;
   plan.virtual_stages = 1;
   hw::HwBackend backend(test::tiny_model(), test::kTinySeq, 1, plan, opts, world);
-  // A re-plan may change only the sync fields (the `sync` module's).
+  // A re-plan runs live (replan_test.cpp), but not onto more ranks than the job has.
   auto replanned = plan;
-  replanned.micro_batch = 2;
-  CHECK_THROWS_AS(backend.apply({core::ReplanDirective{replanned}, "", 0}), std::invalid_argument);
+  replanned.dp = 2;
+  CHECK_THROWS_WITH_AS(backend.apply({core::ReplanDirective{replanned}, "", 0}),
+                       doctest::Contains("tp*pp*dp*cp=2 ranks, but the job has 1"),
+                       core::InputError);
   CHECK_THROWS_AS(backend.apply({core::RepartitionDirective{{3}}, "", 0}), core::InputError);
   auto other = plan;
   other.global_batch = 8;

@@ -210,6 +210,36 @@ int main() {
     const double diff = max_rel_diff(losses, reference);
     check.expect(diff < 1e-4, "rebalance [2,2] -> [3,1]: max rel diff " + number(diff));
   }
+  if (n >= 4) {
+    // Live re-plan over MPI: tp2 pp2 -> dp4 (distributed optimizer) -> tp2
+    // pp2 after 2 iterations moves bits only, so the losses are the
+    // undisturbed run's; tp2 pp2 -> dp4 alone trains on as dp4 (fp32
+    // rounding of the first two iterations' other sums: within 1e-4).
+    const auto plan = test::tiny_plan(2, 2, n / 4);
+    auto via = test::tiny_plan(1, 1, n);
+    via.optimizer_sharding = core::OptimizerSharding::Distributed;
+    hw::HwBackend steady(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "rp-s"), *world);
+    const auto undisturbed = train(steady, plan, 0, kIterations);
+    hw::HwBackend there(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "rp-b"), *world);
+    auto losses = train(there, plan, 0, 2);
+    const auto back =
+        train(there, plan, 2, kIterations,
+              {{core::ReplanDirective{via}, "test", 0}, {core::ReplanDirective{plan}, "test", 0}});
+    losses.insert(losses.end(), back.begin(), back.end());
+    check.expect(losses == undisturbed, "re-plan " + plan.label() + " -> " + via.label() +
+                                            " -> back after 2 iterations: " + show(losses) +
+                                            " == " + show(undisturbed));
+    hw::HwBackend flat(model, test::kTinySeq, 1, via, test::tiny_options(kind, "rp-d"), *world);
+    const auto as_dp = train(flat, via, 0, kIterations);
+    hw::HwBackend once(model, test::kTinySeq, 1, plan, test::tiny_options(kind, "rp-o"), *world);
+    auto switched = train(once, plan, 0, 2);
+    const auto after = train(once, via, 2, kIterations, {{core::ReplanDirective{via}, "test", 0}});
+    switched.insert(switched.end(), after.begin(), after.end());
+    const double diff = max_rel_diff(switched, as_dp);
+    check.expect(diff < 1e-4, "re-plan " + plan.label() + " -> " + via.label() +
+                                  " after 2 iterations vs " + via.label() +
+                                  " throughout: max rel diff " + number(diff));
+  }
   {
     // Snapshot after 2 iterations, train 2 more, restore, train 2 again.
     const auto plan = test::tiny_plan(n >= 2 ? 2 : 1, n >= 4 ? 2 : 1, 1);

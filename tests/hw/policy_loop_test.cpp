@@ -18,6 +18,7 @@
 #include "core/scenario/scenario.hpp"
 #include "hw/exec/training_run.hpp"
 #include "sim/run.hpp"
+#include "tests/hw/hw_test_model.hpp"
 
 using namespace parashift;
 
@@ -106,4 +107,27 @@ TEST_CASE("the executor runs slow events for the whole run: a start or a duratio
                                            "expected no 'at' and no 'duration'"),
                          core::InputError);
   }
+}
+
+TEST_CASE("the one loop re-plans the executor live: tp2 pp2 to dp4 before iteration 2") {
+  // A scheduled re-plan goes through the runner as a decided one does: the
+  // backend re-shards, and the runner steps the new plan from then on.
+  // Counted compute (3 units of 100 us per layer and micro-batch): tp2 pp2
+  // runs 4 micro-batches through 2 layers per rank, 4 x 2 x 3 = 24 units =
+  // 2.4 ms; dp4 one micro-batch through all 4 layers, 1 x 4 x 3 = 12 units
+  // = 1.2 ms.
+  const auto from = test::tiny_plan(2, 2, 1), to = test::tiny_plan(1, 1, 4);
+  test::ThreadedHwBackend backend(test::tiny_model(), test::kTinySeq, from,
+                                  hw::ComputeClock::Counted);
+  core::JobRunner runner(backend, from);
+  runner.schedule(2, {core::ReplanDirective{to}, "test", 0});
+  std::vector<core::StepReport> reports;
+  while (runner.iterations() < 4 && runner.step()) reports.push_back(*runner.last_report());
+  REQUIRE(reports.size() == 4);
+  CHECK(runner.plan().label() == to.label());
+  for (int r = 0; r < 4; ++r) CHECK(backend.rank(r).plan().label() == to.label());
+  CHECK(reports[1].rank_compute_ns[0] == 2'400'000);
+  CHECK(reports[3].rank_compute_ns[0] == 1'200'000);
+  REQUIRE(runner.directives().size() == 1);
+  CHECK(runner.directives()[0].iteration == 2);
 }

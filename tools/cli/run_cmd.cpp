@@ -327,8 +327,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   if (result.noise_scale)
     ctx.out << "gradient noise      " << fmt("%.1f", *result.noise_scale)
             << " sequences (McCandlish B_noise from " << result.noise_observations
-            << " iteration(s) of replica and reduced gradient norms; this backend keeps the "
-               "batch)\n";
+            << " iteration(s) of replica and reduced gradient norms)\n";
   const auto n = static_cast<core::TimeNs>(std::max<std::size_t>(1, result.iterations.size()));
   if (!result.controller_wall_ns.empty()) {
     std::vector<core::TimeNs> t = result.controller_wall_ns;
@@ -339,12 +338,13 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   ctx.out << "mean iteration " << fmt("%.3f", ms(total_ns / n)) << " ms over "
           << result.iterations.size() << " iteration(s) on " << world->size() << " rank(s) ("
           << (config.options.ranks_per_node == 0 ? world->size() : config.options.ranks_per_node)
-          << " per node), " << scenario.plan.label() << ", " << opts.optimizer << " lr "
-          << fmt("%g", config.options.optimizer.learning_rate) << "\n";
+          << " per node), " << plan_path(scenario.plan, result.final_plan) << ", " << opts.optimizer
+          << " lr " << fmt("%g", config.options.optimizer.learning_rate) << "\n";
   if (!opts.json_path.empty()) {
     nlohmann::json out{{"backend", opts.backend},
                        {"scenario", scenario.name},
                        {"plan", scenario.plan.label()},
+                       {"final_plan", result.final_plan.label()},
                        {"ranks", world->size()},
                        {"optimizer", opts.optimizer},
                        {"mean_iteration_ns", total_ns / n},

@@ -68,6 +68,13 @@ nlohmann::json policy_json(const PolicyReport& r) {
           {"failures", failures}};
 }
 
+std::string plan_path(const core::ParallelPlan& first, const core::ParallelPlan& last) {
+  const bool same = first.label() == last.label() && first.global_batch == last.global_batch;
+  if (same) return first.label();
+  return first.label() + " -> " + last.label() + ", global batch " +
+         std::to_string(last.global_batch);
+}
+
 std::string comm_summary(const core::StepReport& r) {
   core::TimeNs tp = 0, cp = 0, pp = 0, dp = 0;
   for (const auto& g : r.comm) {

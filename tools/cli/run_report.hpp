@@ -39,6 +39,8 @@ nlohmann::json policy_json(const PolicyReport& report);
 
 /// "compute 12.3 ms  tp 1.0 ms  pp 0.4 ms  dp 2.1 ms": the slowest rank's
 /// compute and each kind's busiest group.
+/// "A" for a run that kept its plan, "A -> B" for one re-planned from A to B.
+std::string plan_path(const core::ParallelPlan& first, const core::ParallelPlan& last);
 std::string comm_summary(const core::StepReport& report);
 /// One iteration's report: times, per-rank vectors, per-group communication.
 nlohmann::json step_json(const core::StepReport& report);
