@@ -261,7 +261,7 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
                              norms ? gradient_sq_sum() : 0.0};
   world_.all_reduce_sum(std::span<double>(sums));
   last_loss_ = sums[0];
-  counters.wall_ns = now_ns() - start;
+  counters.wall_ns = now_ns() - start + std::exchange(applied_ns_, 0);
   core::StepReport report = make_report(counters);
   if (norms) report.gradients = gradient_norms(sums[1], sums[2]);
   report.warmup = !std::exchange(warm_, true);

@@ -260,6 +260,7 @@ class HwBackend : public core::Backend {
   bool warm_ = false;  // a step has run since construction or the last restore
   double slowdown_ = 1.0;
   double last_loss_ = 0;
+  core::TimeNs applied_ns_ = 0;  // directives' wall time since the last step
   RestoreStats last_restore_;
 };
 

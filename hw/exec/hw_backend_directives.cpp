@@ -11,6 +11,7 @@
 #include "hw/exec/hw_backend.hpp"
 
 #include "hw/device/host_kernels.hpp"
+#include "hw/exec/step_counters.hpp"
 #include "hw/hw_error.hpp"
 #include "hw/snapshot/byte_stream.hpp"
 
@@ -36,6 +37,9 @@ int stage_of(const std::vector<int>& offsets, int layer, int pp) {
 }  // namespace
 
 void HwBackend::apply(const core::Directive& directive) {
+  // Its wall time is charged to the next iteration, as the simulator
+  // charges a move, a snapshot's copy or a re-plan's switch.
+  const core::TimeNs start = now_ns();
   std::visit(
       [this](const auto& action) {
         using T = std::decay_t<decltype(action)>;
@@ -55,6 +59,7 @@ void HwBackend::apply(const core::Directive& directive) {
         }
       },
       directive.action);
+  applied_ns_ += now_ns() - start;
 }
 
 void HwBackend::replan_sync(const core::ParallelPlan& plan) {
