@@ -54,6 +54,8 @@ class SimBackend : public core::Backend {
     profile_override_ = std::move(profile);
     last_key_.reset();
   }
+  /// The plan of the last step (none before the first).
+  const std::optional<core::ParallelPlan>& last_plan() const { return last_plan_; }
   /// The layer split and micro-batch shares the backend now runs.
   std::vector<int> layers_per_virtual_stage(const core::ParallelPlan& plan) const;
   std::vector<int> micro_batches_per_replica(const core::ParallelPlan& plan) const;

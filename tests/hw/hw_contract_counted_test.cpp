@@ -13,3 +13,4 @@ TEST_CASE_TEMPLATE_INVOKE(contract_detects_slow_gpu, parashift::test::CountedHwH
 TEST_CASE_TEMPLATE_INVOKE(contract_repartition, parashift::test::CountedHwHarness);
 TEST_CASE_TEMPLATE_INVOKE(contract_rebalance, parashift::test::CountedHwHarness);
 TEST_CASE_TEMPLATE_INVOKE(contract_cost_gate, parashift::test::CountedHwHarness);
+TEST_CASE_TEMPLATE_INVOKE(contract_replan, parashift::test::CountedHwHarness);

@@ -53,11 +53,13 @@ class SimHarness {
   }
   core::TimeNs layer_ns() const { return case_.layer_ns; }
   std::vector<int> layers_per_virtual_stage() const {
-    return backend_->layers_per_virtual_stage(case_.plan);
+    return backend_->layers_per_virtual_stage(plan());
   }
-  std::vector<int> micro_batches() const { return backend_->micro_batches_per_replica(case_.plan); }
+  std::vector<int> micro_batches() const { return backend_->micro_batches_per_replica(plan()); }
 
  private:
+  // The plan the backend last ran (the case's before the first step).
+  core::ParallelPlan plan() const { return backend_->last_plan().value_or(case_.plan); }
   void reload() {
     backend_->set_slowdowns(sim::Slowdowns(events_, scenario_.topology, scenario_.run.seed));
   }

@@ -28,6 +28,7 @@ double FakeBackend::uniform() {
 core::Capabilities FakeBackend::capabilities() const {
   core::Capabilities caps;
   caps.live_repartition = true;
+  caps.live_replan = true;
   caps.ranks = case_.plan.gpus();
   return caps;
 }
@@ -80,6 +81,14 @@ void FakeBackend::apply(const core::Directive& directive) {
   }
   if (const auto* b = std::get_if<core::RebalanceDirective>(&directive.action)) {
     micro_ = b->micro_batches;
+    return;
+  }
+  if (const auto* p = std::get_if<core::ReplanDirective>(&directive.action)) {
+    if (p->plan.gpus() != case_.plan.gpus())
+      throw std::invalid_argument("fake backend: a re-plan must keep the job's ranks");
+    case_.plan = p->plan;  // even splits of the new plan, as a fresh job
+    layers_ = core::even_split(case_.layers, p->plan.pp * p->plan.virtual_stages);
+    micro_.assign(static_cast<std::size_t>(p->plan.dp), p->plan.micro_batches());
     return;
   }
   throw std::invalid_argument(std::string("fake backend cannot apply ") +

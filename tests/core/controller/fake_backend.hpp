@@ -2,7 +2,8 @@
 // per-rank compute = m_replica x layers_on_stage x layer_ns x slowdown x
 // (1 + jitter * u), u uniform in [-1, 1) from a seeded generator, and an
 // iteration time from the same pipeline formula the controller predicts with
-// (pipeline_model.hpp). It applies RepartitionDirective and RebalanceDirective.
+// (pipeline_model.hpp). It applies RepartitionDirective, RebalanceDirective
+// and ReplanDirective (same ranks: the new plan's even splits).
 #pragma once
 
 #include <cstdint>
