@@ -206,6 +206,16 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
        "--repartition 2:4: expected 2 entries >= 1 summing to 32, found [4]"},
       {{"run", kData + "small.yaml", "--backend", "cuda", "--device", "-1"},
        "--device: Value -1 not in range 0 to 1023"},
+      {{"run", kData + "small.yaml", "--backend", "hw", "--spares", "1"},
+       "--spares, --max-restarts, --launcher: only with --elastic"},
+      {{"run", kData + "small.yaml", "--backend", "sim", "--elastic"},
+       "--elastic: only with --backend hw or cuda (it launches the executor's ranks), found "
+       "--backend sim"},
+      {{"run", kData + "small.yaml", "--backend", "hw", "--elastic", "--launcher",
+        "no-such-launcher-xyz --oversubscribe"},
+       "--launcher: no 'no-such-launcher-xyz' on PATH (expected Open MPI's mpirun"},
+      {{"run", kData + "small.yaml", "--backend", "hw", "--elastic", "--spares", "-1"},
+       "--spares: Value -1 not in range"},
       {{"simulate"}, "scenario is required"},
       {{"fly"}, "unknown subcommand 'fly' (expected one of: simulate, plan, validate, topo"},
   };
@@ -217,6 +227,18 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
     CHECK(lines(r.err) == 1);
     CHECK(r.err.rfind("parashift: error: ", 0) == 0);
   }
+}
+
+TEST_CASE("run --elastic under a launcher: one clear line and exit 2") {
+  // The supervisor launches the ranks itself; started as one of them (Open
+  // MPI's environment set) it would launch a job per rank.
+  ::setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  const Result r = cli({"run", kData + "small.yaml", "--backend", "hw", "--elastic"});
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "parashift: error: --elastic: run it without mpirun or srun (it launches the "
+        "ranks itself)\n");
 }
 
 TEST_CASE("under a launcher only the first rank reports a bad input; every rank exits 2") {

@@ -1,0 +1,41 @@
+#!/bin/bash
+# elastic_restore.sh MPIRUN PARASHIFT SCENARIO: `parashift run --elastic
+# --spares 1` supervises a 4-rank job (2 "nodes" of 2 ranks) in which rank 2
+# kills itself (SIGKILL) before iteration 5, after snapshots v2 and v4. The
+# supervisor must relaunch the job without a person: rank 2's node replaced
+# by the spare (its shared memory gone), snapshot v4 restored with only that
+# node's 2 shards fetched from their replicas, and the losses of iterations
+# 4 and 5 equal to an uninterrupted run's, digit for digit. Exits 77 (skip)
+# without mpirun.
+set -u
+mpirun=$1 parashift=$2 scenario=$3
+if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
+  echo "mpirun not found: skipping"; exit 77
+fi
+work=$(mktemp -d)
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=$(mktemp -d /dev/shm/parashift-elastic-XXXXXX); else shm=$work/shm; mkdir "$shm"; fi
+trap 'rm -rf "$work" "$shm"' EXIT
+small=(--iterations 6 --set model.hidden=64 --set model.heads=4 --set model.kv_heads=4
+       --set model.ffn_hidden=256 --set training.seq_len=32 --snapshot-every 2
+       --ranks-per-node 2 --shm-dir "$shm")
+"$mpirun" -np 4 --oversubscribe --allow-run-as-root "$parashift" run "$scenario" --backend hw \
+  "${small[@]}" --job elastic-ref > "$work/ref.txt" || { echo "reference run failed"; cat "$work/ref.txt"; exit 1; }
+"$parashift" run "$scenario" --backend hw "${small[@]}" --job elastic --elastic --spares 1 \
+  --launcher "$mpirun --oversubscribe --allow-run-as-root" --inject-kill 2@5 > "$work/elastic.txt" 2> "$work/err.txt" ||
+  { echo "the elastic run failed"; cat "$work/elastic.txt" "$work/err.txt"; exit 1; }
+cat "$work/elastic.txt"
+for line in "^elastic: rank 2 died on signal 9" \
+            "^elastic: node 1 replaced by a spare (its shared memory gone); 0 spare(s) left" \
+            "^restored snapshot v4: fetched 2 lost shard(s)" \
+            "^elastic: the job completed after 1 restart(s)"; do
+  grep -q "$line" "$work/elastic.txt" || { echo "expected a line matching: $line"; exit 1; }
+done
+[ "$(grep -c '^elastic: launch ' "$work/elastic.txt")" = 2 ] || { echo "expected exactly 2 launches"; exit 1; }
+# The relaunch's iterations 4 and 5 (its output after the second launch line).
+losses() { awk '$1 == "iteration" && ($2 == 4 || $2 == 5) { print $2, $4 }'; }
+expected=$(losses < "$work/ref.txt")
+found=$(sed -n '/^elastic: launch 2:/,$p' "$work/elastic.txt" | losses)
+echo "uninterrupted: $expected"
+echo "relaunched:    $found"
+[ -n "$expected" ] && [ "$expected" = "$found" ] || { echo "loss trajectories differ"; exit 1; }
+echo "PASS --elastic --spares 1: relaunched without a person, 2 shards fetched, identical losses for iterations 4 and 5"

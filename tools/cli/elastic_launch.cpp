@@ -1,0 +1,228 @@
+// `parashift run SCENARIO --backend hw --elastic [--spares N]`: this process
+// supervises the job instead of being one of its ranks. It launches the
+// ranks (LAUNCHER -np tp*pp*dp*cp parashift run ... without --elastic),
+// forwards their output, and when a rank dies on a signal (Open MPI's
+// "mpirun noticed that process rank R ... exited on signal S") relaunches
+// them with --restore, without a person: the newest snapshot every rank can
+// reach is restored from the nodes' shared memory, and only the shards that
+// were lost travel (hw/exec/hw_backend_directives.cpp). While spares last,
+// the dead rank's node is taken as failed and replaced by a spare: its
+// shared memory is gone (its job directory removed, as a fresh machine's
+// would be), so its ranks' shards come from their replicas on the next
+// node. With no spare left the job relaunches on the same nodes. A job
+// that ends with a status and no rank dead on a signal (bad input, an
+// environment error) is not relaunched: its status is the supervisor's.
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/errors.hpp"
+#include "core/input_error.hpp"
+#include "core/scenario/scenario.hpp"
+#include "hw/snapshot/shard_store.hpp"
+#include "tools/cli/run_options.hpp"
+
+namespace parashift::tools {
+
+namespace {
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// `name` if it holds a '/', else the first executable PATH entry named so;
+// empty when there is none.
+std::string find_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+struct LaunchResult {
+  int exit_code = 0;  // the launcher's (128 + signal when it died on one)
+  std::string stderr_text;
+};
+
+// Runs argv[0] (a path) with its standard error through a pipe: copied to
+// `err` as it arrives and kept for the failure's diagnosis.
+LaunchResult launch(const std::vector<std::string>& argv, std::ostream& err) {
+  std::array<int, 2> pipe_fds{};
+  if (::pipe(pipe_fds.data()) != 0)
+    throw core::EnvironmentError(std::string("--elastic: pipe: ") + std::strerror(errno),
+                                 "the process's file descriptors");
+  const pid_t pid = ::fork();
+  if (pid < 0)
+    throw core::EnvironmentError(std::string("--elastic: fork: ") + std::strerror(errno),
+                                 "the machine's process limit");
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], STDERR_FILENO);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    std::fprintf(stderr, "--elastic: cannot run %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  LaunchResult result;
+  std::array<char, 4096> buffer{};
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    result.stderr_text.append(buffer.data(), static_cast<std::size_t>(n));
+    err.write(buffer.data(), n);
+    err.flush();
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+struct DeadRank {
+  int rank = 0;
+  int signal = 0;
+};
+
+// Open MPI's report of a rank killed by a signal.
+std::optional<DeadRank> dead_rank(const std::string& launcher_stderr) {
+  static const std::regex noticed(
+      R"(process rank ([0-9]+) with PID [0-9]+ on node \S+ exited on signal ([0-9]+))");
+  std::smatch m;
+  if (!std::regex_search(launcher_stderr, m, noticed)) return std::nullopt;
+  return DeadRank{std::stoi(m[1].str()), std::stoi(m[2].str())};
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> rank_arguments(const RunOptions& o, bool relaunch) {
+  std::vector<std::string> a{"run", o.scenario, "--backend", o.backend};
+  auto option = [&a](const char* name, const std::string& value) {
+    a.push_back(name);
+    a.push_back(value);
+  };
+  if (o.iterations > 0) option("--iterations", std::to_string(o.iterations));
+  for (const auto& s : o.overrides) option("--set", s);
+  if (!o.json_path.empty()) option("--json", o.json_path);
+  if (!o.profile_path.empty()) option("--profile", o.profile_path);
+  option("--optimizer", o.optimizer);
+  if (o.learning_rate > 0) {
+    char lr[32];
+    std::snprintf(lr, sizeof lr, "%.17g", o.learning_rate);
+    option("--lr", lr);
+  }
+  if (!o.job.empty()) option("--job", o.job);
+  option("--shm-dir", o.shm_dir);
+  if (o.ranks_per_node >= 0) option("--ranks-per-node", std::to_string(o.ranks_per_node));
+  if (o.snapshot_every > 0) option("--snapshot-every", std::to_string(o.snapshot_every));
+  if (o.restore || relaunch) a.push_back("--restore");
+  if (o.keep_snapshots) a.push_back("--keep-snapshots");
+  for (const auto& r : o.repartitions) option("--repartition", r);
+  if (!o.inject_kill.empty() && !relaunch) option("--inject-kill", o.inject_kill);
+  option("--clock", o.clock);
+  if (o.device >= 0) option("--device", std::to_string(o.device));
+  if (!o.math.empty()) option("--math", o.math);
+  option("--watchdog", std::to_string(o.watchdog_s));
+  return a;
+}
+
+void run_elastic(const RunOptions& opts, CliContext& ctx) {
+  if (opts.backend != "hw" && opts.backend != "cuda")
+    throw core::InputError(
+        "--elastic: only with --backend hw or cuda (it launches the "
+        "executor's ranks), found --backend " +
+        opts.backend);
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(var) != nullptr)
+      throw core::InputError(
+          "--elastic: run it without mpirun or srun (it launches the ranks itself)");
+  const std::vector<std::string> launcher = split_words(opts.launcher);
+  const std::string launcher_path = launcher.empty() ? "" : find_on_path(launcher[0]);
+  if (launcher_path.empty())
+    throw core::InputError("--launcher: no '" + (launcher.empty() ? "" : launcher[0]) +
+                           "' on PATH (expected Open MPI's mpirun, e.g. --launcher \"mpirun "
+                           "--oversubscribe\")");
+  // The scenario as the ranks will read it: its rank count, name and checks.
+  const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+  const int ranks = scenario.plan.gpus();
+  const int per_node = opts.ranks_per_node > 0 ? opts.ranks_per_node : ranks;
+  const std::string job = opts.job.empty() ? scenario.name : opts.job;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    throw core::EnvironmentError("--elastic: cannot find this program (/proc/self/exe)",
+                                 "a Linux /proc");
+  int spares = opts.spares;
+  for (int restarts = 0;; ++restarts) {
+    std::vector<std::string> argv{launcher_path};
+    argv.insert(argv.end(), launcher.begin() + 1, launcher.end());
+    argv.insert(argv.end(), {"-np", std::to_string(ranks), self.string()});
+    const auto rank_args = rank_arguments(opts, restarts > 0);
+    argv.insert(argv.end(), rank_args.begin(), rank_args.end());
+    ctx.out << "elastic: launch " << restarts + 1 << ": " << joined(argv) << "\n";
+    ctx.out.flush();
+    const LaunchResult result = launch(argv, ctx.err);
+    if (result.exit_code == 0) {
+      ctx.out << "elastic: the job completed after " << restarts << " restart(s)\n";
+      return;
+    }
+    const std::optional<DeadRank> dead = dead_rank(result.stderr_text);
+    if (!dead) {
+      ctx.out << "elastic: the job ended with status " << result.exit_code
+              << " and no rank dead on a signal: not relaunched\n";
+      ctx.status = result.exit_code;
+      return;
+    }
+    ctx.out << "elastic: rank " << dead->rank << " died on signal " << dead->signal << "\n";
+    if (restarts >= opts.max_restarts) {
+      ctx.out << "elastic: " << opts.max_restarts
+              << " restart(s) spent (--max-restarts): giving up\n";
+      ctx.status = 1;
+      return;
+    }
+    const int node = dead->rank / per_node;
+    if (spares > 0) {
+      --spares;
+      std::filesystem::remove_all(
+          hw::ShardStore::job_dir(opts.shm_dir, job) / ("node" + std::to_string(node)), ec);
+      ctx.out << "elastic: node " << node << " replaced by a spare (its shared memory gone); "
+              << spares << " spare(s) left\n";
+    } else {
+      ctx.out << "elastic: no spare left: relaunching on the same nodes\n";
+    }
+    ctx.out << "elastic: relaunching with --restore (restart " << restarts + 1 << " of at most "
+            << opts.max_restarts << ")\n";
+  }
+}
+
+}  // namespace parashift::tools
