@@ -140,6 +140,11 @@ class HwBackend : public core::Backend {
   const std::vector<int>& micro_batches_per_replica() const { return micro_batches_; }
   /// Collective: the newest snapshot version every rank can restore.
   std::optional<long long> newest_restorable_snapshot();
+  /// Collective: when some rank holds shards of this job refused only for
+  /// having been written under another plan (a live re-plan's, this plan
+  /// restoring nothing of them): this rank's first such refusal
+  /// ("<path>: written under plan '...'"), or a note that another rank has one.
+  std::optional<std::string> other_plan_snapshot();
   const RestoreStats& last_restore() const { return last_restore_; }
   /// Collective: deletes this job's snapshot shards on this node.
   void remove_snapshots();

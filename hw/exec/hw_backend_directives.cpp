@@ -284,6 +284,18 @@ std::vector<std::vector<long long>> HwBackend::snapshot_table(
   return available;
 }
 
+std::optional<std::string> HwBackend::other_plan_snapshot() {
+  std::vector<std::string> refused;
+  snapshot_table(nullptr, &refused);
+  const auto mine = std::find_if(refused.begin(), refused.end(), [](const std::string& line) {
+    return line.find(": written under plan '") != std::string::npos;
+  });
+  double any = mine != refused.end() ? 1.0 : 0.0;
+  world_.all_reduce_max(std::span<double>(&any, 1));
+  if (any == 0) return std::nullopt;
+  return mine != refused.end() ? *mine : std::string("(on another rank)");
+}
+
 std::optional<long long> HwBackend::newest_restorable_snapshot() {
   return newest_common_version(snapshot_table(nullptr, nullptr));
 }

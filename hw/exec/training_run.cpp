@@ -50,6 +50,11 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
       backend.apply({core::RestoreDirective{*version}, "relaunch: newest restorable snapshot", 0});
       result.restored = backend.last_restore();
       runner.set_next_iteration(backend.iterations_done());
+    } else if (const auto other = backend.other_plan_snapshot()) {
+      // Starting over would silently drop the job's progress.
+      throw core::InputError("--restore: no snapshot of plan '" + scenario.plan.label() +
+                             "' to restore, but shards of a later plan (a live re-plan): " +
+                             *other + "; relaunch with that plan (--set plan.FIELD=...)");
     } else {
       result.nothing_to_restore = true;
     }

@@ -175,3 +175,33 @@ TEST_CASE("the executor tells the planner which plans it runs") {
   CHECK_FALSE(caps.runs_plan(test::tiny_plan(1, 1, 2)));  // 2 ranks on a job of 1
   backend.remove_snapshots();
 }
+
+TEST_CASE("after a live re-plan, a relaunch under the old plan is told why nothing restores") {
+  // tp2 pp2 snapshots v1, re-plans to dp4 and snapshots v2 and v3: two
+  // versions are kept per rank, so v1 is gone and the dp4 shards are
+  // refused as another plan's. A relaunch under tp2 pp2 can restore nothing,
+  // and other_plan_snapshot() names the plan the shards were written under
+  // (run --restore then stops with that message instead of starting over).
+  auto group = hw::make_thread_group(4);
+  const auto from = test::tiny_plan(2, 2, 1), to = test::tiny_plan(1, 1, 4);
+  test::run_ranks(4, [&](int r) {
+    const auto options = test::tiny_options(hw::OptimizerKind::Adam, "replan-relaunch");
+    auto& world = *group[static_cast<std::size_t>(r)];
+    {
+      hw::HwBackend first(test::tiny_model(), test::kTinySeq, 3, from, options, world);
+      first.step(first.plan());
+      first.apply({core::SnapshotDirective{1}, "test", 0});
+      first.apply({core::ReplanDirective{to}, "test", 0});
+      for (const long long v : {2, 3}) {
+        first.step(first.plan());
+        first.apply({core::SnapshotDirective{v}, "test", 0});
+      }
+    }
+    hw::HwBackend again(test::tiny_model(), test::kTinySeq, 3, from, options, world);
+    CHECK_FALSE(again.newest_restorable_snapshot());
+    const auto other = again.other_plan_snapshot();
+    REQUIRE(other);
+    CHECK(other->find("written under plan '" + to.label() + "'") != std::string::npos);
+    again.remove_snapshots();
+  });
+}
