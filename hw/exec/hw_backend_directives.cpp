@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "core/input_error.hpp"
+#include "core/plan_json.hpp"
 #include "core/work_split.hpp"
 #include "hw/exec/hw_backend.hpp"
 
@@ -14,6 +15,7 @@
 #include "hw/exec/step_counters.hpp"
 #include "hw/hw_error.hpp"
 #include "hw/snapshot/byte_stream.hpp"
+#include "hw/snapshot/snapshot_plan.hpp"
 
 namespace parashift::hw {
 
@@ -250,6 +252,8 @@ void HwBackend::snapshot(long long version) {
   }
   store_.prune(me, ShardKind::Own, options_.keep_snapshots);
   world_.barrier();  // the version is complete everywhere before training goes on
+  // Its plan, for a relaunch after a live re-plan (snapshot_plan.hpp).
+  if (me == 0) write_snapshot_plan(options_.shm_root, options_.job, core::plan_overrides(plan_));
 }
 
 std::vector<std::vector<long long>> HwBackend::snapshot_table(
@@ -373,6 +377,7 @@ void HwBackend::remove_snapshots() {
   world_.barrier();
   if (world_.rank() == 0) {
     std::error_code ec;
+    std::filesystem::remove(snapshot_plan_path(options_.shm_root, options_.job), ec);
     std::filesystem::remove(ShardStore::job_dir(options_.shm_root, options_.job), ec);  // if empty
   }
 }

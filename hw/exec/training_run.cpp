@@ -4,6 +4,7 @@
 
 #include "core/controller/batch_policy.hpp"
 #include "core/input_error.hpp"
+#include "hw/snapshot/snapshot_plan.hpp"
 
 namespace parashift::hw {
 
@@ -52,9 +53,13 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
       runner.set_next_iteration(backend.iterations_done());
     } else if (const auto other = backend.other_plan_snapshot()) {
       // Starting over would silently drop the job's progress.
+      std::string with;
+      for (const auto& line : read_snapshot_plan(options.shm_root, options.job))
+        with += " --set " + line;
       throw core::InputError("--restore: no snapshot of plan '" + scenario.plan.label() +
                              "' to restore, but shards of a later plan (a live re-plan): " +
-                             *other + "; relaunch with that plan (--set plan.FIELD=...)");
+                             *other + "; relaunch with that plan:" +
+                             (with.empty() ? std::string(" --set plan.FIELD=...") : with));
     } else {
       result.nothing_to_restore = true;
     }
@@ -62,6 +67,8 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   for (const auto& r : config.repartitions)
     runner.schedule(r.before_iteration,
                     {core::RepartitionDirective{r.layers_per_stage}, "scheduled", 0});
+  for (const auto& r : config.replans)
+    runner.schedule(r.before_iteration, {core::ReplanDirective{r.plan}, "scheduled", 0});
   while (runner.next_iteration() < config.iterations && runner.step()) {
     IterationRecord record{backend.last_loss(), *runner.last_report()};
     if (on_iteration) on_iteration(record);

@@ -25,12 +25,18 @@ struct ScheduledRepartition {
   std::vector<int> layers_per_stage;
 };
 
+struct ScheduledReplan {
+  int before_iteration = 0;
+  core::ParallelPlan plan;
+};
+
 struct TrainingRunConfig {
   int iterations = 1;  // the job ends after this many iterations in total
   HwOptions options;
   bool restore = false;         // start from the newest restorable snapshot, if any
   bool keep_snapshots = false;  // leave the job's shards in shared memory at the end
   std::vector<ScheduledRepartition> repartitions;
+  std::vector<ScheduledReplan> replans;  // live re-plans (HwBackend::replan)
   /// The policy's cost model when it is not the scenario's GPU preset (the
   /// CPU executor's, from a calibration profile: executor_cost_inputs).
   std::optional<core::CostInputs> policy_cost;

@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include "core/compress/compression_spec.hpp"
 #include "core/input_error.hpp"
+#include "core/plan_json.hpp"
 #include "core/scenario/scenario.hpp"
 
 using namespace parashift::core;
@@ -236,4 +238,33 @@ TEST_CASE("cluster.groups: devices by node range in host order, bad groups locat
   fails("[h100-sxm-80gb]", "expected a map {device: PRESET, nodes: N}");
   fails("[]", "cluster.groups (set on the command line): expected a list of {device, nodes} maps");
   fails("[{device: h100-sxm-80gb, nodes: 2, speed: 1}]", "speed");
+}
+
+TEST_CASE("a plan's overrides make the scenario's plan that plan") {
+  // scenarios/default.yaml runs tp8 pp4 dp8 v5 interleaved, selective
+  // recompute, the distributed optimizer, global batch 512 on 256 GPUs. The
+  // overrides of another plan of those GPUs (tp2 pp4 dp32, 1F1B, no
+  // recompute, ZeRO-1 off, int8 hierarchical sync, global batch 1024) read
+  // back as exactly it: every field round-trips through its spelling.
+  const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/default.yaml";
+  Scenario base = load_scenario(file);
+  ParallelPlan other = base.plan;
+  other.tp = 2;
+  other.pp = 4;
+  other.dp = 32;
+  other.virtual_stages = 1;
+  other.schedule = Schedule::OneFOneB;
+  other.recompute = Recompute::None;
+  other.optimizer_sharding = OptimizerSharding::None;
+  other.sync = SyncMode::Hierarchical;
+  other.compression = parse_compression("int8");
+  other.global_batch = 1024;
+  REQUIRE(other.label() != base.plan.label());
+  const Scenario again = load_scenario(file, plan_overrides(other));
+  CHECK(again.plan.label() == other.label());
+  CHECK(again.plan.global_batch == 1024);
+  CHECK(again.plan.sync == SyncMode::Hierarchical);
+  CHECK(to_string(again.plan.compression) == to_string(other.compression));  // "int8:256"
+  CHECK(again.plan.order == other.order);
+  CHECK(again.plan.sequence_parallel == other.sequence_parallel);
 }

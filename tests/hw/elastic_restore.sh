@@ -1,14 +1,17 @@
 #!/bin/bash
-# elastic_restore.sh MPIRUN PARASHIFT SCENARIO: `parashift run --elastic
+# elastic_restore.sh MPIRUN PARASHIFT SCENARIO [EXTRA [PATTERN]]: `parashift run --elastic
 # --spares 1` supervises a 4-rank job (2 "nodes" of 2 ranks) in which rank 2
 # kills itself (SIGKILL) before iteration 5, after snapshots v2 and v4. The
 # supervisor must relaunch the job without a person: rank 2's node replaced
 # by the spare (its shared memory gone), snapshot v4 restored with only that
 # node's 2 shards fetched from their replicas, and the losses of iterations
-# 4 and 5 equal to an uninterrupted run's, digit for digit. Exits 77 (skip)
-# without mpirun.
+# 4 and 5 equal to an uninterrupted run's, digit for digit. EXTRA (words)
+# go to both runs, e.g. a live re-plan before iteration 3 ("--replan
+# 3:plan.pp=1,plan.dp=4": the v4 snapshot is then dp4's, and the relaunch
+# must run dp4, its command line matching PATTERN). Exits 77 (skip) without
+# mpirun.
 set -u
-mpirun=$1 parashift=$2 scenario=$3
+mpirun=$1 parashift=$2 scenario=$3 extra=${4:-} pattern=${5:-}
 if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
   echo "mpirun not found: skipping"; exit 77
 fi
@@ -17,7 +20,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=$(mktemp -d /dev/shm/parashift-e
 trap 'rm -rf "$work" "$shm"' EXIT
 small=(--iterations 6 --set model.hidden=64 --set model.heads=4 --set model.kv_heads=4
        --set model.ffn_hidden=256 --set training.seq_len=32 --snapshot-every 2
-       --ranks-per-node 2 --shm-dir "$shm")
+       --ranks-per-node 2 --shm-dir "$shm" $extra)
 "$mpirun" -np 4 --oversubscribe --allow-run-as-root "$parashift" run "$scenario" --backend hw \
   "${small[@]}" --job elastic-ref > "$work/ref.txt" || { echo "reference run failed"; cat "$work/ref.txt"; exit 1; }
 "$parashift" run "$scenario" --backend hw "${small[@]}" --job elastic --elastic --spares 1 \
@@ -31,6 +34,10 @@ for line in "^elastic: rank 2 died on signal 9" \
   grep -q "$line" "$work/elastic.txt" || { echo "expected a line matching: $line"; exit 1; }
 done
 [ "$(grep -c '^elastic: launch ' "$work/elastic.txt")" = 2 ] || { echo "expected exactly 2 launches"; exit 1; }
+if [ -n "$pattern" ]; then
+  grep '^elastic: launch 2:' "$work/elastic.txt" | grep -q -- "$pattern" ||
+    { echo "the relaunch's command line lacks: $pattern"; exit 1; }
+fi
 # The relaunch's iterations 4 and 5 (its output after the second launch line).
 losses() { awk '$1 == "iteration" && ($2 == 4 || $2 == 5) { print $2, $4 }'; }
 expected=$(losses < "$work/ref.txt")
@@ -38,4 +45,4 @@ found=$(sed -n '/^elastic: launch 2:/,$p' "$work/elastic.txt" | losses)
 echo "uninterrupted: $expected"
 echo "relaunched:    $found"
 [ -n "$expected" ] && [ "$expected" = "$found" ] || { echo "loss trajectories differ"; exit 1; }
-echo "PASS --elastic --spares 1: relaunched without a person, 2 shards fetched, identical losses for iterations 4 and 5"
+echo "PASS --elastic --spares 1 $extra: relaunched without a person, 2 shards fetched, identical losses for iterations 4 and 5"

@@ -9,7 +9,9 @@
 // the dead rank's node is taken as failed and replaced by a spare: its
 // shared memory is gone (its job directory removed, as a fresh machine's
 // would be), so its ranks' shards come from their replicas on the next
-// node. With no spare left the job relaunches on the same nodes. A job
+// node. With no spare left the job relaunches on the same nodes. A
+// relaunch runs the plan of the newest snapshot (hw/snapshot/snapshot_plan.hpp),
+// which differs from the scenario's after a live re-plan. A job
 // that ends with a status and no rank dead on a signal (bad input, an
 // environment error) is not relaunched: its status is the supervisor's.
 #include <array>
@@ -31,6 +33,7 @@
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "hw/snapshot/shard_store.hpp"
+#include "hw/snapshot/snapshot_plan.hpp"
 #include "tools/cli/run_options.hpp"
 
 namespace parashift::tools {
@@ -148,6 +151,7 @@ std::vector<std::string> rank_arguments(const RunOptions& o, bool relaunch) {
   if (o.restore || relaunch) a.push_back("--restore");
   if (o.keep_snapshots) a.push_back("--keep-snapshots");
   for (const auto& r : o.repartitions) option("--repartition", r);
+  for (const auto& r : o.replans) option("--replan", r);
   if (!o.inject_kill.empty() && !relaunch) option("--inject-kill", o.inject_kill);
   option("--clock", o.clock);
   if (o.device >= 0) option("--device", std::to_string(o.device));
@@ -187,7 +191,13 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
     std::vector<std::string> argv{launcher_path};
     argv.insert(argv.end(), launcher.begin() + 1, launcher.end());
     argv.insert(argv.end(), {"-np", std::to_string(ranks), self.string()});
-    const auto rank_args = rank_arguments(opts, restarts > 0);
+    auto rank_args = rank_arguments(opts, restarts > 0);
+    // A relaunch runs the plan of the newest snapshot (a live re-plan's).
+    if (restarts > 0)
+      for (const auto& line : hw::read_snapshot_plan(opts.shm_dir, job)) {
+        rank_args.push_back("--set");
+        rank_args.push_back(line);
+      }
     argv.insert(argv.end(), rank_args.begin(), rank_args.end());
     ctx.out << "elastic: launch " << restarts + 1 << ": " << joined(argv) << "\n";
     ctx.out.flush();

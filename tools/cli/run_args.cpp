@@ -67,6 +67,12 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
                   "hw: move layers between stages before an iteration, e.g. 3:1,3 (repeatable)")
       ->type_name("ITER:L0,L1,...")
       ->allow_extra_args(false);
+  cmd->add_option("--replan", opts->replans,
+                  "hw: re-plan live before an iteration: the scenario's plan with these "
+                  "fields, its weights and optimizer state re-sharded, e.g. "
+                  "5:plan.pp=1,plan.dp=4 (repeatable)")
+      ->type_name("ITER:plan.F=V,...")
+      ->allow_extra_args(false);
   cmd->add_option("--inject-kill", opts->inject_kill,
                   "hw fault injection: rank R sends itself SIGKILL before iteration I; "
                   "shorthand for a faults.events entry {kind: kill, rank: R, at_iteration: I}")

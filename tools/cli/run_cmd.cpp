@@ -58,6 +58,39 @@ double ms(core::TimeNs t_ns) {
   return static_cast<double>(t_ns) / 1e6;
 }
 
+// "5:plan.pp=1,plan.dp=4" -> before iteration 5, the scenario's plan with
+// those fields (the scenario re-read with them: every plan check applies).
+hw::ScheduledReplan parse_replan(const std::string& text, const RunOptions& opts) {
+  const std::string expected =
+      "--replan " + text + ": expected ITERATION:plan.FIELD=VALUE,... e.g. 5:plan.pp=1,plan.dp=4";
+  const auto colon = text.find(':');
+  hw::ScheduledReplan r;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no ':'");
+    std::size_t used = 0;
+    r.before_iteration = std::stoi(text.substr(0, colon), &used);
+    if (used != colon || r.before_iteration < 0) throw std::invalid_argument("iteration");
+  } catch (const std::exception&) {
+    throw core::InputError(expected);
+  }
+  std::vector<std::string> overrides = opts.overrides;
+  const std::string rest = text.substr(colon + 1);
+  for (std::size_t at = 0; at <= rest.size();) {
+    const auto comma = std::min(rest.find(',', at), rest.size());
+    const std::string field = rest.substr(at, comma - at);
+    if (field.rfind("plan.", 0) != 0 && field.rfind("training.global_batch=", 0) != 0)
+      throw core::InputError(expected + " (found '" + field + "')");
+    overrides.push_back(field);
+    at = comma + 1;
+  }
+  try {
+    r.plan = core::load_scenario(opts.scenario, overrides).plan;
+  } catch (const core::InputError& e) {
+    throw core::InputError("--replan " + text + ": " + e.what());
+  }
+  return r;
+}
+
 // "3:1,3" -> before iteration 3, layers [1, 3].
 hw::ScheduledRepartition parse_repartition(const std::string& text) {
   const auto colon = text.find(':');
@@ -191,6 +224,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     }
   }
   config.keep_snapshots = opts.keep_snapshots;
+  for (const auto& text : opts.replans) config.replans.push_back(parse_replan(text, opts));
   // Checked against the plan before any rank starts: one entry per virtual
   // stage (pp x virtual_stages), at least one layer each, all the layers.
   const core::ParallelPlan& plan = scenario.plan;
@@ -352,6 +386,10 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
   if (opts.spares > 0 || opts.max_restarts != RunOptions{}.max_restarts ||
       opts.launcher != RunOptions{}.launcher)
     throw core::InputError("--spares, --max-restarts, --launcher: only with --elastic");
+  if (!opts.replans.empty() && opts.backend == "sim")
+    throw core::InputError(
+        "--replan: only with --backend hw or cuda (simulate re-plans through "
+        "policy.replan)");
   if (opts.backend != "cuda" && (opts.device >= 0 || !opts.math.empty()))
     throw core::InputError(std::string(opts.device >= 0 ? "--device" : "--math") +
                            ": only with --backend cuda");

@@ -27,6 +27,7 @@ struct RunOptions {
   bool restore = false;
   bool keep_snapshots = false;
   std::vector<std::string> repartitions;
+  std::vector<std::string> replans;  // "5:plan.pp=1,plan.dp=4"
   std::string inject_kill;
   std::string clock = "wall";  // hw: how compute is timed (wall, counted)
   int device = -1;             // cuda: GPU index (-1: not given, each rank its index on its node)
