@@ -83,7 +83,9 @@ struct HwOptions {
   /// replicated optimizer, flat uncompressed sync and equal micro-batches.
   bool gradient_norms = false;
   /// Fault injection: this rank sends itself SIGKILL (a real kill -9: no
-  /// clean-up, its shards stay in shared memory) before this iteration.
+  /// clean-up, its shards stay in shared memory) before this iteration;
+  /// midway through a re-plan applied before it (the layers gathered, the
+  /// new plan not yet built), when there is one.
   std::optional<std::int64_t> kill_before_iteration;
 };
 

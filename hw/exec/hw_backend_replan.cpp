@@ -14,9 +14,12 @@
 // send each shard only to its new owners). A compressed or hierarchical
 // sync starts its error-feedback state over.
 #include <array>
+#include <csignal>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "core/input_error.hpp"
 #include "core/pipeline_schedule.hpp"
@@ -174,6 +177,8 @@ void HwBackend::replan(const core::ParallelPlan& plan) {
     throw core::InputError("re-plan to " + plan.label() + ": " + problem);
   plan.validate(model_, shape_.seq_len, world_.size());
   const std::map<int, WholeLayer> whole = gather_whole_layers();
+  if (options_.kill_before_iteration == iteration_)
+    ::kill(::getpid(), SIGKILL);  // fault injection: a rank dies mid-re-plan
   // The old plan's state goes before the new one is built on the same ranks.
   compressed_sync_.reset();
   layers_.clear();
