@@ -64,6 +64,13 @@ struct GradientNorms {
   int global_batch = 0;  // sequences behind the reduced gradient
 };
 
+/// A directive applied between two steps and the time it took: the
+/// executor's wall clock (its slowest rank), the simulator's count.
+struct AppliedCost {
+  std::string kind;  // kind_name() of the directive: "replan", "snapshot", ...
+  TimeNs ns = 0;
+};
+
 /// What one iteration measured. Per-rank vectors are indexed by global rank.
 struct StepReport {
   std::int64_t iteration = 0;
@@ -78,6 +85,9 @@ struct StepReport {
   std::vector<LinkTelemetry> links;
   std::vector<FailureSeen> failures;       // non-empty: the iteration did not complete
   std::optional<GradientNorms> gradients;  // when the backend measures them
+  /// The directives applied since the previous step, in order, each with
+  /// its time; their sum is part of iteration_ns.
+  std::vector<AppliedCost> applied;
   /// The backend's first iteration since it started or restored: its time
   /// includes allocation, first touches and connection set-up (the warm-up
   /// nccl-tests and Megatron's timers leave out), so it measures no rate.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 #include <variant>
 
 #include "core/convergence/noise_scale.hpp"
@@ -149,6 +150,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   report.iteration = iteration_++;
   report.iteration_ns = last_->iteration_ns + pending_move_ns_;
   pending_move_ns_ = 0;
+  report.applied = std::exchange(pending_applied_, {});
   now_ns_ += report.iteration_ns;
   const core::RankLayout layout(plan);
   const int ranks = layout.ranks();
@@ -231,6 +233,12 @@ std::vector<int> SimBackend::micro_batches_per_replica(const core::ParallelPlan&
 }
 
 void SimBackend::apply(const core::Directive& directive) {
+  const TimeNs before_ns = pending_move_ns_;
+  apply_action(directive);
+  pending_applied_.push_back({core::kind_name(directive.action), pending_move_ns_ - before_ns});
+}
+
+void SimBackend::apply_action(const core::Directive& directive) {
   if (const auto* d = std::get_if<core::RepartitionDirective>(&directive.action)) {
     if (last_plan_) {
       pending_move_ns_ += repartition_move_ns(layers_per_virtual_stage(*last_plan_),

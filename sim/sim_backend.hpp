@@ -70,6 +70,8 @@ class SimBackend : public core::Backend {
   }
 
  private:
+  /// apply() without the accounting of each directive's time.
+  void apply_action(const core::Directive& directive);
   /// A scheduled kill event for the iteration about to run.
   std::optional<core::FailureSeen> kill_due() const;
   /// One rank's state copied between device and host (snapshot, restore).
@@ -107,7 +109,8 @@ class SimBackend : public core::Backend {
   std::optional<core::WorkProfile> profile_override_;
   std::optional<core::ParallelPlan> last_plan_;
   core::WorkProfile last_profile_;
-  TimeNs pending_move_ns_ = 0;        // state moved by a directive, charged to the next step
+  TimeNs pending_move_ns_ = 0;  // state moved by a directive, charged to the next step
+  std::vector<core::AppliedCost> pending_applied_;  // ... each directive's share
   double progress_steps_ = 0;         // convergence model: steps at an infinite batch made
   std::vector<long long> snapshots_;  // versions taken
 };

@@ -136,7 +136,7 @@ void register_builtin_modules(PolicyRegistry& registry) {
         {"every", KnobKind::Int, 5, 1, 1000000, "iterations between confirming searches"},
         {"patience", KnobKind::Int, 2, 1, 1000, "searches in a row the same plan must win"},
         {"rebuild_s", KnobKind::Number, 20, 0, kInf,
-         "communicator rebuild the module expects per switch, s"},
+         "switch fixed part expected until one is measured, s"},
         {"plan_cost_us", KnobKind::Number, 0.35, 0, kInf,
          "counted time to estimate one plan, us (BM_ReplanSearch16k: 14.1 ms / 39,949 plans)"},
         {"background_share", KnobKind::Number, 0.1, 0, kInf,

@@ -1,5 +1,6 @@
 #include "core/controller/replan_policy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -27,10 +28,41 @@ ReplanCost predicted_replan_cost(const CostInputs& inputs, const ParallelPlan& f
   });
 }
 
+double ReplanPolicy::rebuild_s() const {
+  return switches_measured_ > 0 ? measured_rebuild_sum_s_ / switches_measured_ : options_.rebuild_s;
+}
+
+void ReplanPolicy::learn_switch(PolicyContext& context) {
+  const JobModel& job = context.job;
+  const std::optional<ParallelPlan> from = std::exchange(previous_plan_, job.plan);
+  if (!from || context.report == nullptr || !replan_reshards(*from, job.plan)) return;
+  TimeNs measured_ns = 0;
+  for (const AppliedCost& a : context.report->applied)
+    if (a.kind == "replan") measured_ns += a.ns;
+  if (measured_ns <= 0) return;  // a backend that does not time its directives
+  CostInputs calibrated = *job.cost;
+  calibrated.device = context.calibration->device();
+  calibrated.cluster = context.calibration->cluster();
+  const double predicted_s = ns_to_s(
+      predicted_replan_cost(calibrated, *from, job.plan, seconds_to_ns(rebuild_s())).total_ns());
+  const double fetch_s = ns_to_s(predicted_replan_cost(calibrated, *from, job.plan, 0).total_ns());
+  const double measured_s = ns_to_s(measured_ns);
+  measured_rebuild_sum_s_ += std::max(0.0, measured_s - fetch_s);
+  ++switches_measured_;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "switch to %s measured %.3f s against %.3f s predicted: its fixed part "
+                "(communicators, set-up) now expected at %.3f s (%d switch%s measured)",
+                job.plan.label().c_str(), measured_s, predicted_s, rebuild_s(), switches_measured_,
+                switches_measured_ == 1 ? "" : "es");
+  context.log.push_back({context.iteration, "replan", text, std::nullopt, false, 0, 0});
+}
+
 void ReplanPolicy::run(PolicyContext& context) {
   const JobModel& job = context.job;
   const CostCalibration* calibration = context.calibration;
   if (job.cost == nullptr || calibration == nullptr || !context.capabilities.live_replan) return;
+  learn_switch(context);
   if (context.iterations_since_change < options_.warmup) return;
   const TimeNs now_ns = calibration->predict_balanced_ns(job.plan);
   if (reference_label_ != job.plan.label()) {
@@ -130,7 +162,7 @@ void ReplanPolicy::decide(PolicyContext& context, const PlanSearch& found, TimeN
   calibrated.device = device;
   calibrated.cluster = cluster;
   const ReplanCost cost =
-      predicted_replan_cost(calibrated, job.plan, best.plan, seconds_to_ns(options_.rebuild_s));
+      predicted_replan_cost(calibrated, job.plan, best.plan, seconds_to_ns(rebuild_s()));
   const double remaining =
       static_cast<double>(std::max<std::int64_t>(0, job.total_iterations - context.iteration - 1));
   const double gain_s = (now_s - best_s) * remaining;

@@ -37,6 +37,13 @@
 // same model, which contradicts the switch unless the cluster changed again.
 // It acts only on a backend that re-plans live (Capabilities::live_replan).
 //
+// The switch's fixed part (`rebuild_s`: communicators rebuilt, buffers set
+// up) is learnt from the switches the backend reports (StepReport::applied):
+// each re-plan that re-shards, the module's or a scheduled one, gives one
+// sample, its measured time less the predicted fetch of the state; once
+// there is one, the mean of the samples replaces the option, and the log
+// says so.
+//
 // A search's own time is counted, not measured, so runs stay
 // byte-identical: plans estimated x `plan_cost_us`. One that takes more
 // than `background_share` of the running iteration runs in the background:
@@ -81,6 +88,11 @@ class ReplanPolicy : public PolicyModule {
     std::int64_t ready = 0;
     std::string plan_label;
   };
+  // Learns the switch's fixed part from a re-plan reported applied since
+  // the previous iteration (`previous_plan_` -> the job's plan).
+  void learn_switch(PolicyContext& context);
+  // The switch's fixed part the module expects now, s.
+  double rebuild_s() const;
   // Weighs a search's best plan against the running one; may switch.
   void decide(PolicyContext& context, const PlanSearch& found, TimeNs now_ns,
               const DeviceSpec& device, const ClusterView& cluster);
@@ -93,8 +105,11 @@ class ReplanPolicy : public PolicyModule {
   std::string streak_label_;            // the plan that won the last searches
   int streak_ = 0;
   std::int64_t last_search_ = -1;
-  int changes_seen_ = 0;  // the calibration's step changes at the last search
-  std::string rejected_;  // the last rejection logged (plan and reason)
+  int changes_seen_ = 0;                       // the calibration's step changes at the last search
+  std::string rejected_;                       // the last rejection logged (plan and reason)
+  std::optional<ParallelPlan> previous_plan_;  // the plan of the previous iteration
+  double measured_rebuild_sum_s_ = 0;          // the switches' fixed parts measured
+  int switches_measured_ = 0;
 };
 
 /// The switch cost of `from` -> `to` as the policy sees it: the state

@@ -263,6 +263,7 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   last_loss_ = sums[0];
   counters.wall_ns = now_ns() - start + std::exchange(applied_ns_, 0);
   core::StepReport report = make_report(counters);
+  report.applied = std::exchange(applied_, {});
   if (norms) report.gradients = gradient_norms(sums[1], sums[2]);
   report.warmup = !std::exchange(warm_, true);
   ++iteration_;

@@ -267,7 +267,8 @@ class HwBackend : public core::Backend {
   bool warm_ = false;  // a step has run since construction or the last restore
   double slowdown_ = 1.0;
   double last_loss_ = 0;
-  core::TimeNs applied_ns_ = 0;  // directives' wall time since the last step
+  core::TimeNs applied_ns_ = 0;             // directives' wall time since the last step
+  std::vector<core::AppliedCost> applied_;  // ... each one's, its slowest rank's
   RestoreStats last_restore_;
 };
 

@@ -1,7 +1,9 @@
 // HwBackend's directives: repartition and rebalance between iterations,
 // snapshot to node shared memory and restore from it.
 #include <algorithm>
+#include <array>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -61,7 +63,15 @@ void HwBackend::apply(const core::Directive& directive) {
         }
       },
       directive.action);
-  applied_ns_ += now_ns() - start;
+  // Every rank applies the same directives in the same order; each one's
+  // time is its slowest rank's, so that every rank reports (and decides on)
+  // the same figure.
+  const core::TimeNs elapsed_ns = now_ns() - start;
+  applied_ns_ += elapsed_ns;
+  const std::array<double, 1> mine{static_cast<double>(elapsed_ns)};
+  const std::vector<double> all = world_.all_gather(std::span<const double>(mine));
+  applied_.push_back({core::kind_name(directive.action),
+                      static_cast<core::TimeNs>(*std::max_element(all.begin(), all.end()))});
 }
 
 void HwBackend::replan_sync(const core::ParallelPlan& plan) {

@@ -137,6 +137,16 @@ TEST_CASE("tp2 pp2 re-planned to dp4 mid-run trains on as dp4") {
   CHECK(test::comm_bytes(reports.at(3), "tp[") == 0);
   CHECK(test::comm_bytes(reports.at(3), "dp[") > 0);
   CHECK(reports.at(2).warmup);  // the first iteration of the new plan
+  // The switch is reported with the iteration it is charged to, once, with
+  // its measured time (the slowest rank's wall clock: more than zero, and
+  // no more than the iteration that includes it); the iterations around it
+  // applied nothing.
+  REQUIRE(reports.at(2).applied.size() == 1);
+  CHECK(reports.at(2).applied.front().kind == "replan");
+  CHECK(reports.at(2).applied.front().ns > 0);
+  CHECK(reports.at(2).applied.front().ns <= reports.at(2).iteration_ns);
+  CHECK(reports.at(1).applied.empty());
+  CHECK(reports.at(3).applied.empty());
 }
 
 TEST_CASE("a re-plan the executor cannot run is refused with the field named") {

@@ -66,6 +66,33 @@ TEST_CASE(
   CHECK(fixed.last.tokens_per_s < 0.85 * adaptive.oracle->tokens_per_s);
 }
 
+TEST_CASE("the switch's fixed part is learnt from the measured switch") {
+  // The policy expects 5 s to rebuild the communicators; the simulated
+  // cluster takes 60 s (faults.reinit), plus the state's fetch over its
+  // links. The switch still pays at 5 s (it did at 20 s, the default, in
+  // the case above), so it happens, and the iteration after it the module
+  // reads the switch's measured time in the step report: 60 s + the
+  // simulated fetch (about 0.5 s), less the fetch it predicts over the
+  // calibrated inter-node rate (about 0.56 s, the log of the case above):
+  // 60 s within 1 s. That is what it expects of the next switch.
+  const core::Scenario s = core::load_scenario(
+      kBandwidth, {"policy={calibrate: on, replan: {rebuild_s: 5}}", "faults.reinit=60s"});
+  const sim::RunSummary run = sim::run_scenario(s);
+  const auto taken = replans(run);
+  REQUIRE(taken.size() == 1);
+  CHECK(std::get<core::ReplanDirective>(taken.front().directive.action).plan.label() ==
+        run.final_plan.label());
+  const core::PolicyNote* learnt = nullptr;
+  for (const auto& n : run.notes)
+    if (n.module == "replan" && n.message.find("switch to ") == 0) learnt = &n;
+  REQUIRE(learnt != nullptr);
+  CHECK(learnt->iteration == taken.front().iteration + 1);
+  const auto at = learnt->message.find("now expected at ");
+  REQUIRE(at != std::string::npos);
+  const double expected_s = std::stod(learnt->message.substr(at + 16));
+  CHECK(expected_s == doctest::Approx(60).epsilon(1.0 / 60));
+}
+
 TEST_CASE("a search counted longer than an iteration runs in the background: same switch, later") {
   const sim::RunSummary inline_run = sim::run_scenario(core::load_scenario(kBandwidth));
   // 2 ms a plan instead of 0.35 us: the search of this scenario's plan space
