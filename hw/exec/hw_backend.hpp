@@ -181,6 +181,10 @@ class HwBackend : public core::Backend {
   /// weights, and Adam's moments.
   std::vector<DeviceLayerTensors*> carried_sets(LayerSlot& slot) const;
   std::vector<const DeviceLayerTensors*> carried_sets(const LayerSlot& slot) const;
+  /// The first element of this rank's piece of carried set `set`'s tensor
+  /// of `local_size` elements: its dp shard's under the distributed
+  /// optimizer for the moments, 0 otherwise.
+  std::size_t carried_first(std::size_t set, std::size_t local_size) const;
   LayerSlot new_slot(int layer) const;
   LayerSlot blank_slot() const;                  // zeros, for weights that arrive from elsewhere
   DeviceOptimizerState optimizer_state() const;  // zero moments (this rank's shards)

@@ -72,22 +72,32 @@ core::Capabilities HwBackend::capabilities() const {
   return caps;
 }
 
-std::vector<DeviceLayerTensors*> HwBackend::carried_sets(LayerSlot& slot) const {
-  std::vector<DeviceLayerTensors*> sets{&slot.weights};
-  if (options_.optimizer.kind == OptimizerKind::Adam) {
+namespace {
+
+// carried_sets for a const or a mutable slot: its weights, and Adam's moments.
+template <class Slot>
+auto carried_of(Slot& slot, bool adam) {
+  std::vector<decltype(&slot.weights)> sets{&slot.weights};
+  if (adam) {
     sets.push_back(&slot.state.m);
     sets.push_back(&slot.state.v);
   }
   return sets;
 }
 
+}  // namespace
+
+std::vector<DeviceLayerTensors*> HwBackend::carried_sets(LayerSlot& slot) const {
+  return carried_of(slot, options_.optimizer.kind == OptimizerKind::Adam);
+}
+
 std::vector<const DeviceLayerTensors*> HwBackend::carried_sets(const LayerSlot& slot) const {
-  std::vector<const DeviceLayerTensors*> sets{&slot.weights};
-  if (options_.optimizer.kind == OptimizerKind::Adam) {
-    sets.push_back(&slot.state.m);
-    sets.push_back(&slot.state.v);
-  }
-  return sets;
+  return carried_of(slot, options_.optimizer.kind == OptimizerKind::Adam);
+}
+
+std::size_t HwBackend::carried_first(std::size_t set, std::size_t local_size) const {
+  return set > 0 && sharded_optimizer() ? shard_of(local_size, plan_.dp, groups_.coord.dp).begin
+                                        : 0;
 }
 
 // The carried sets of one layer (carried_sets' order: weights, then Adam's
@@ -113,8 +123,7 @@ std::map<int, HwBackend::WholeLayer> HwBackend::gather_whole_layers() {
       if (dp_rank != 0 && !(moments && sharded)) continue;
       const auto tensors = sets[set]->all();
       for (std::size_t t = 0; t < tensors.size(); ++t) {
-        const std::size_t first =
-            moments && sharded ? shard_of(local_sizes[t], plan_.dp, dp_rank).begin : 0;
+        const std::size_t first = carried_first(set, local_sizes[t]);
         host.resize(tensors[t]->size());
         kernels_->download(tensors[t]->data(), host);
         out.ints({index, static_cast<int>(set), static_cast<int>(t), tp_rank});
@@ -194,7 +203,6 @@ void HwBackend::replan(const core::ParallelPlan& plan) {
   plan_ = plan;
   setup();
   // This rank's shards of its new stage's layers, cut out of the whole ones.
-  const bool sharded = sharded_optimizer();
   const auto local_sizes = layer_tensor_sizes(shape_);
   const std::vector<int> offsets = core::offsets_of(layers_per_stage_);
   std::vector<float> host;
@@ -206,8 +214,7 @@ void HwBackend::replan(const core::ParallelPlan& plan) {
       for (std::size_t set = 0; set < sets.size(); ++set) {
         const auto tensors = sets[set]->all();
         for (std::size_t t = 0; t < tensors.size(); ++t) {
-          const std::size_t first =
-              set > 0 && sharded ? shard_of(local_sizes[t], plan_.dp, groups_.coord.dp).begin : 0;
+          const std::size_t first = carried_first(set, local_sizes[t]);
           const auto& from = whole.at(l).sets[set][t];
           host.resize(tensors[t]->size());
           for (std::size_t i = 0; i < host.size(); ++i)
