@@ -14,12 +14,17 @@
 // which differs from the scenario's after a live re-plan. A job
 // that ends with a status and no rank dead on a signal (bad input, an
 // environment error) is not relaunched: its status is the supervisor's.
+// With --json FILE the last launch's report gets an `elastic` record of
+// every launch (its command, status, the rank dead and its signal, the node
+// replaced, the spares left); where no launch completed, FILE holds the
+// record alone.
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -29,11 +34,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/errors.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "hw/snapshot/shard_store.hpp"
 #include "hw/snapshot/snapshot_plan.hpp"
+#include "tools/cli/output_file.hpp"
 #include "tools/cli/run_options.hpp"
 
 namespace parashift::tools {
@@ -120,6 +128,21 @@ std::optional<DeadRank> dead_rank(const std::string& launcher_stderr) {
   return DeadRank{std::stoi(m[1].str()), std::stoi(m[2].str())};
 }
 
+// The last launch's --json report (null when it wrote none) with the
+// supervisor's record of every launch added.
+void write_elastic_json(const std::string& path, const nlohmann::json& launches, bool completed) {
+  if (path.empty()) return;
+  nlohmann::json out;
+  if (completed) {
+    std::ifstream in(path);
+    out = nlohmann::json::parse(in, nullptr, false);
+    if (out.is_discarded() || !out.is_object()) out = nlohmann::json::object();
+  }
+  out["elastic"] = {
+      {"completed", completed}, {"restarts", launches.size() - 1}, {"launches", launches}};
+  write_json_file(path, out);
+}
+
 std::string joined(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
@@ -187,6 +210,7 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
     throw core::EnvironmentError("--elastic: cannot find this program (/proc/self/exe)",
                                  "a Linux /proc");
   int spares = opts.spares;
+  nlohmann::json launches = nlohmann::json::array();
   for (int restarts = 0;; ++restarts) {
     std::vector<std::string> argv{launcher_path};
     argv.insert(argv.end(), launcher.begin() + 1, launcher.end());
@@ -201,24 +225,30 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
     argv.insert(argv.end(), rank_args.begin(), rank_args.end());
     ctx.out << "elastic: launch " << restarts + 1 << ": " << joined(argv) << "\n";
     ctx.out.flush();
+    // A report left by an earlier run must not pass for this launch's.
+    if (!opts.json_path.empty()) std::filesystem::remove(opts.json_path, ec);
     const LaunchResult result = launch(argv, ctx.err);
+    nlohmann::json& record = launches.emplace_back(nlohmann::json{
+        {"launch", restarts + 1}, {"command", joined(argv)}, {"exit_code", result.exit_code}});
     if (result.exit_code == 0) {
       ctx.out << "elastic: the job completed after " << restarts << " restart(s)\n";
-      return;
+      return write_elastic_json(opts.json_path, launches, true);
     }
     const std::optional<DeadRank> dead = dead_rank(result.stderr_text);
     if (!dead) {
       ctx.out << "elastic: the job ended with status " << result.exit_code
               << " and no rank dead on a signal: not relaunched\n";
       ctx.status = result.exit_code;
-      return;
+      return write_elastic_json(opts.json_path, launches, false);
     }
     ctx.out << "elastic: rank " << dead->rank << " died on signal " << dead->signal << "\n";
+    record["dead_rank"] = dead->rank;
+    record["signal"] = dead->signal;
     if (restarts >= opts.max_restarts) {
       ctx.out << "elastic: " << opts.max_restarts
               << " restart(s) spent (--max-restarts): giving up\n";
       ctx.status = 1;
-      return;
+      return write_elastic_json(opts.json_path, launches, false);
     }
     const int node = dead->rank / per_node;
     if (spares > 0) {
@@ -227,6 +257,8 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
           hw::ShardStore::job_dir(opts.shm_dir, job) / ("node" + std::to_string(node)), ec);
       ctx.out << "elastic: node " << node << " replaced by a spare (its shared memory gone); "
               << spares << " spare(s) left\n";
+      record["node_replaced"] = node;
+      record["spares_left"] = spares;
     } else {
       ctx.out << "elastic: no spare left: relaunching on the same nodes\n";
     }
