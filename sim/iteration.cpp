@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <stdexcept>
 
 #include "core/assert.hpp"
 #include "core/cost/fsdp.hpp"
@@ -11,7 +10,6 @@
 #include "core/cost/overlap.hpp"
 #include "core/rank_layout.hpp"
 #include "core/scenario/cluster_view.hpp"
-#include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
 #include "sim/collective.hpp"
 #include "sim/grad_sync_run.hpp"
@@ -107,7 +105,7 @@ class IterationSim {
           w.cp_rank = c;
           w.ops = ops;
           for (int t = 0; t < plan_.tp; ++t) {
-            const int gpu = layout_.rank({t, c, d, s});
+            const int gpu = gpu_at({t, c, d, s});
             w.gpus.push_back(gpu);
             // The group runs at the pace of its slowest member.
             if (!in_.gpu_slowdown.empty()) {
@@ -126,7 +124,7 @@ class IterationSim {
           w.tp_backward_ns_per_layer = collective_calls_ns(layer.tp_backward, w.gpus) +
                                        collective_calls_ns(layer.tp_backward_scatter, w.gpus);
           std::vector<int> cp_ring;
-          for (int r = 0; r < plan_.cp; ++r) cp_ring.push_back(layout_.rank({0, r, d, s}));
+          for (int r = 0; r < plan_.cp; ++r) cp_ring.push_back(gpu_at({0, r, d, s}));
           // The ring's exchange runs under each block's attention.
           w.cp_forward_ns_per_layer = core::cp_exposed_ns(
               collective_calls_ns(layer.cp_forward, cp_ring),
@@ -149,6 +147,8 @@ class IterationSim {
     }
   }
 
+  int gpu_at(const core::RankCoord& c) const { return in_.gpu_of(layout_.rank(c)); }
+
   TimeNs collective_calls_ns(const core::CollectiveCall& call, const std::vector<int>& gpus) const {
     if (call.count == 0 || gpus.size() < 2) return 0;
     return call.count * ring_collective_ns(paths_, fabric_, call.kind, call.bytes, gpus);
@@ -163,7 +163,7 @@ class IterationSim {
         g.tp_rings.resize(plan_.tp);
         for (int d = 0; d < plan_.dp; ++d) {
           g.members.push_back(worker_index(s, d, c));
-          for (int t = 0; t < plan_.tp; ++t) g.tp_rings[t].push_back(layout_.rank({t, c, d, s}));
+          for (int t = 0; t < plan_.tp; ++t) g.tp_rings[t].push_back(gpu_at({t, c, d, s}));
         }
         g.reported.assign(v_, 0);
         g.bucket_ready.assign(v_, {});

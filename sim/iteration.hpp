@@ -53,6 +53,11 @@ struct IterationInput {
   std::vector<int> micro_batches_per_replica;
   /// Compute slowdown factor per GPU (1 = nominal); empty: all nominal.
   std::vector<double> gpu_slowdown;
+  /// The GPU each rank runs on (a rank moved onto a spare); empty: rank r on GPU r.
+  std::vector<int> gpu_of_rank;
+  int gpu_of(int rank) const {
+    return gpu_of_rank.empty() ? rank : gpu_of_rank[static_cast<std::size_t>(rank)];
+  }
   NetworkModel network = NetworkModel::MaxMin;
   /// Max-min network only: the traffic classes' weights, and links on which
   /// another tenant sends all the while the iteration runs (its bytes count

@@ -119,7 +119,11 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
       cluster.gpu_slowdown.assign(static_cast<std::size_t>(paths_.topology().gpu_count()), 1.0);
     cluster.gpu_slowdown[static_cast<std::size_t>(g.gpu)] *= g.factor;
   }
-  Key key{plan.label(), plan.global_batch, layers_per_virtual_stage_, micro_batches_per_replica_,
+  Key key{plan.label(),
+          plan.global_batch,
+          layers_per_virtual_stage_,
+          micro_batches_per_replica_,
+          gpu_of_rank_,
           cluster};
   if (!last_key_ || !(*last_key_ == key)) {
     if (!last_key_ || !(last_key_->cluster.link_Bps == cluster.link_Bps)) {
@@ -133,6 +137,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     input.layers_per_virtual_stage = layers_per_virtual_stage_;
     input.micro_batches_per_replica = micro_batches_per_replica_;
     input.gpu_slowdown = cluster.gpu_slowdown;
+    input.gpu_of_rank = gpu_of_rank_;
     input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
     input.traffic = scenario_.traffic;
     input.tenant_links = cluster.tenant_links;
@@ -164,7 +169,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     const WorkerStats& w = last_->workers[c.cp + plan.cp * (c.dp + plan.dp * c.pp)];
     // A GPU's own kernels: the group runs at its slowest member's pace, but
     // each GPU's kernel time (what a profiler measures) scales with its own speed.
-    const double own = slow.empty() ? 1.0 : slow[r];
+    const double own = slow.empty() ? 1.0 : slow[static_cast<std::size_t>(gpu_of_rank(r))];
     report.rank_compute_ns[r] =
         static_cast<TimeNs>(static_cast<double>(w.compute_ns) / w.slowdown * own);
     report.rank_optimizer_ns[r] = w.optimizer_ns;  // simulated at the device's pace
@@ -293,6 +298,32 @@ void SimBackend::apply_action(const core::Directive& directive) {
     }
     layers_per_virtual_stage_.clear();  // the next step() takes the new plan
     micro_batches_per_replica_.clear();
+    // Ranks keep their GPUs while their number does; another number of
+    // ranks is placed afresh, rank r on GPU r.
+    if (static_cast<int>(gpu_of_rank_.size()) != d->plan.gpus()) gpu_of_rank_.clear();
+    return;
+  }
+  // A rank moved onto another GPU (a spare, after its own failed): from the
+  // next step its group's collectives and sends take that GPU's paths and
+  // its compute that GPU's speed, simulated once. The move itself costs
+  // nothing here: the state arrives by the restore that follows it.
+  if (const auto* d = std::get_if<core::RemapDirective>(&directive.action)) {
+    const int ranks = (last_plan_ ? *last_plan_ : scenario_.plan).gpus();
+    const int gpus = paths_.topology().gpu_count();
+    const std::string what =
+        "remap rank " + std::to_string(d->rank) + " to gpu " + std::to_string(d->spare_gpu);
+    if (d->rank < 0 || d->rank >= ranks)
+      throw std::invalid_argument(what + ": the job has ranks 0.." + std::to_string(ranks - 1));
+    if (d->spare_gpu < 0 || d->spare_gpu >= gpus)
+      throw std::invalid_argument(what + ": the cluster has gpus 0.." + std::to_string(gpus - 1));
+    if (gpu_of_rank_.empty()) {
+      gpu_of_rank_.resize(static_cast<std::size_t>(ranks));
+      std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
+    }
+    for (int r = 0; r < ranks; ++r)
+      if (r != d->rank && gpu_of_rank_[static_cast<std::size_t>(r)] == d->spare_gpu)
+        throw std::invalid_argument(what + ": rank " + std::to_string(r) + " runs there");
+    gpu_of_rank_[static_cast<std::size_t>(d->rank)] = d->spare_gpu;
     return;
   }
   throw std::invalid_argument(std::string("the simulator backend does not apply '") +

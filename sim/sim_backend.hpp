@@ -60,6 +60,11 @@ class SimBackend : public core::Backend {
   std::vector<int> layers_per_virtual_stage(const core::ParallelPlan& plan) const;
   std::vector<int> micro_batches_per_replica(const core::ParallelPlan& plan) const;
   const PathModel& paths() const { return paths_; }
+  /// The GPU `rank` runs on: its own (GPU r for rank r) until a
+  /// RemapDirective moves it onto another, a spare.
+  int gpu_of_rank(int rank) const {
+    return gpu_of_rank_.empty() ? rank : gpu_of_rank_[static_cast<std::size_t>(rank)];
+  }
   /// Whether any slowdown event (slow, degrade, background, tenant, jitter) is scheduled.
   bool has_slowdowns() const { return !slowdowns_.empty(); }
   /// Under a convergence model (scenario `convergence:`): the progress made
@@ -84,6 +89,7 @@ class SimBackend : public core::Backend {
     int global_batch = 0;
     std::vector<int> layers;
     std::vector<int> micro_batches;
+    std::vector<int> gpus;
     ClusterState cluster;
     friend bool operator==(const Key&, const Key&) = default;
   };
@@ -99,6 +105,7 @@ class SimBackend : public core::Backend {
   Slowdowns slowdowns_;
   std::vector<int> layers_per_virtual_stage_;
   std::vector<int> micro_batches_per_replica_;
+  std::vector<int> gpu_of_rank_;  // empty: rank r on GPU r
   std::optional<Key> last_key_;
   std::optional<IterationResult> last_;
   ClusterState last_cluster_;

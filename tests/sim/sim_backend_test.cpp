@@ -108,3 +108,94 @@ TEST_CASE("the optimizer step is reported per rank, apart from compute") {
   CHECK(r.rank_optimizer_ns[1] == 4'200'000);
   CHECK(r.rank_compute_ns[0] == 48'000'000);
 }
+
+namespace {
+
+// Two hosts: GPUs 0 and 1 on one NVSwitch, GPUs 2 and 3 (spares) on another
+// (`swapped`: GPUs 1 and 2 trade hosts); 100 GB/s to each switch, 10 GB/s
+// between the switches, 1 us a cable.
+topo::Topology host_and_spare(bool swapped = false) {
+  topo::Topology t;
+  const int a = t.add_node({"swA", topo::NodeKind::NvSwitch, -1, 0});
+  const int b = t.add_node({"swB", topo::NodeKind::NvSwitch, -1, 1});
+  for (int g = 0; g < 4; ++g) {
+    const int host = (g < 2) != (swapped && (g == 1 || g == 2)) ? 0 : 1;
+    const int v = t.add_node({"gpu" + std::to_string(g), topo::NodeKind::Gpu, g, host});
+    t.add_cable(v, host == 0 ? a : b, 100e9, 1'000);
+  }
+  t.add_cable(a, b, 10e9, 1'000);
+  t.validate("host-and-spare");
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("a rank remapped onto a spare on another host runs over that host's links") {
+  core::Scenario s = two_stage_scenario();
+  s.topology = host_and_spare();
+  s.plan.pp = 1;
+  s.plan.tp = 2;
+  sim::SimBackend backend(s);
+  core::WorkProfile p;
+  p.layer.forward_ns = 1'000'000;
+  p.layer.backward_ns = 2'000'000;
+  p.layer.tp_forward = {core::CollectiveKind::AllReduce, 1e8, 1};
+  backend.set_profile(p);
+  auto tp_busy_ns = [](const core::StepReport& r) {
+    for (const auto& g : r.comm)
+      if (g.group.rfind("tp[", 0) == 0) return g.busy_ns;
+    return core::TimeNs{0};
+  };
+  const core::StepReport home = backend.step(s.plan);
+  const int simulated = backend.simulated_steps();
+  backend.apply({core::RemapDirective{1, 2}, "gpu 1 failed", 0});
+  CHECK(backend.gpu_of_rank(1) == 2);
+  CHECK(backend.gpu_of_rank(0) == 0);
+  const core::StepReport away = backend.step(s.plan);
+  // The remap is timed by the restore that follows it, not by itself.
+  REQUIRE(away.applied.size() == 1);
+  CHECK(away.applied.front().kind == "remap");
+  CHECK(away.applied.front().ns == 0);
+  // The same job on a cluster where GPU 1 itself sits on the other host
+  // (rank 1 on GPU 1, no remap) runs over the very same links: its
+  // iteration is the remapped one's to the nanosecond.
+  core::Scenario native = s;
+  native.topology = host_and_spare(true);
+  sim::SimBackend native_backend(native);
+  native_backend.set_profile(p);
+  const core::StepReport apart = native_backend.step(native.plan);
+  CHECK(away.iteration_ns == apart.iteration_ns);
+  CHECK(tp_busy_ns(away) == tp_busy_ns(apart));
+  // The all-reduce's ring now crosses the 10 GB/s cable instead of 100 GB/s
+  // links: the tensor-parallel group is several times slower (8.6x: the
+  // fabric's protocol efficiencies differ on and off the host).
+  CHECK(tp_busy_ns(away) > 5 * tp_busy_ns(home));
+  CHECK(away.iteration_ns > home.iteration_ns);
+  // Simulated once when the placement changed, then reused.
+  CHECK(backend.simulated_steps() == simulated + 1);
+  CHECK(backend.step(s.plan).iteration_ns == away.iteration_ns);
+  CHECK(backend.simulated_steps() == simulated + 1);
+  // Back on its own GPU (repaired), the iteration is the first one's again.
+  backend.apply({core::RemapDirective{1, 1}, "gpu 1 repaired", 0});
+  CHECK(backend.step(s.plan).iteration_ns == home.iteration_ns);
+}
+
+TEST_CASE("a remap to no GPU, onto a busy one, or of no rank is refused with both named") {
+  core::Scenario s = two_stage_scenario();
+  s.topology = host_and_spare();
+  s.plan.pp = 1;
+  s.plan.tp = 2;
+  sim::SimBackend backend(s);
+  auto refusal = [&](int rank, int gpu) {
+    try {
+      backend.apply({core::RemapDirective{rank, gpu}, "test", 0});
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refusal(1, 4) == "remap rank 1 to gpu 4: the cluster has gpus 0..3");
+  CHECK(refusal(2, 2) == "remap rank 2 to gpu 2: the job has ranks 0..1");
+  CHECK(refusal(1, 0) == "remap rank 1 to gpu 0: rank 0 runs there");
+  CHECK(refusal(1, 2) == "accepted");
+}
