@@ -11,6 +11,7 @@
 
 #include "core/directive.hpp"
 #include "core/parallel_plan.hpp"
+#include "core/snapshot/remap.hpp"
 #include "core/units.hpp"
 
 namespace parashift::core {
@@ -30,6 +31,13 @@ struct Capabilities {
   /// every plan valid for the cluster. The executor, for one, runs no
   /// context parallelism and no FSDP.
   std::function<bool(const ParallelPlan&)> runs_plan;
+  /// A backend that moves a rank onto another GPU (RemapDirective, the
+  /// simulator): the GPU each rank runs on, the GPUs no rank runs on, and
+  /// where every GPU sits (by GPU id), read by JobRunner's recovery. Empty
+  /// where ranks cannot move (the executor relaunches instead).
+  std::vector<int> gpu_of_rank;
+  std::vector<int> spare_gpus;
+  std::vector<GpuPlace> place_of_gpu;
 };
 
 /// Busy time of one communication group in one iteration.

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <string>
+#include <variant>
 
 #include "core/controller/calibration_report.hpp"
 #include "core/plan_json.hpp"
@@ -71,6 +72,8 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
       {"seq_len", scenario.training.seq_len},
       {"plan", scenario.plan},
       {"iterations", run.iterations},
+      {"restarts", run.restarts},
+      {"replayed_iterations", run.replayed},
       {"simulated_iterations", run.simulated_iterations},
       {"total_time_s", seconds(run.total_ns)},
       {"iteration_time_s", seconds(r.iteration_ns)},
@@ -173,9 +176,21 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
   if (run.policy_modules.empty() && run.lost_ns() == 0) return;
   out << "\nrun throughput      " << fmt("%.0f", run.tokens_per_s()) << " tokens/s over "
       << fmt("%.3f", seconds(run.total_ns)) << " s; time lost to slowdowns "
+      << (run.restarts > 0 ? "and recovery " : "")
       << (run.batch_changed ? "not measured (the global batch changed)"
                             : fmt("%.3f", seconds(run.lost_ns())) + " s")
       << " (healthy iteration " << fmt("%.4f", seconds(run.healthy_iteration_ns)) << " s)\n";
+  if (run.restarts > 0) {
+    out << "recovery            " << run.restarts
+        << " restart(s) from the newest in-memory snapshot\n";
+    for (const auto& t : run.directives)
+      if (std::holds_alternative<core::RemapDirective>(t.directive.action) ||
+          std::holds_alternative<core::RestoreDirective>(t.directive.action))
+        out << "  before iteration " << t.iteration << ": " << core::to_string(t.directive) << "\n";
+    for (const auto& n : run.notes)
+      if (n.module == "recovery")
+        out << "  before iteration " << n.iteration << ": " << n.message << "\n";
+  }
   if (run.policy_modules.empty()) return;
   out << "policy              ";
   for (std::size_t i = 0; i < run.policy_modules.size(); ++i) {

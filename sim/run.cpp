@@ -1,6 +1,7 @@
 #include "sim/run.hpp"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "sim/sim_backend.hpp"
@@ -45,14 +46,18 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   run.policy_modules = core::enabled_modules(scenario.policy);
   runner.set_policy(scenario, planned);
   runner.set_faults(scenario);
+  // With snapshots a killed rank is recovered (onto a spare when the
+  // topology has one) and the run goes on from the newest snapshot.
+  if (scenario.faults && scenario.faults->snapshot.every > 0)
+    runner.set_recovery(std::numeric_limits<int>::max());
   bool alive = true;
+  std::int64_t reached = 0;  // iterations done at least once (re-runs after a restore do not add)
   TimeNs last_start_ns = 0;
   // Under a convergence model the run also ends when it reaches its target.
   while (alive && !backend.converged() &&
          (by_duration ? runner.total_ns() < scenario.run.duration_ns
-                      : runner.iterations() < planned)) {
+                      : runner.next_iteration() < planned)) {
     last_start_ns = runner.total_ns();
-    const std::int64_t done = runner.iterations();
     const int step_batch = runner.plan().global_batch;  // a re-plan may change it
     const double step_tokens = static_cast<double>(step_batch) * scenario.training.seq_len;
     if (first) {
@@ -62,7 +67,8 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
       alive = runner.step();
       backend.set_trace(nullptr);
     }
-    if (runner.iterations() > done) {
+    if (runner.next_iteration() > reached) {
+      reached = runner.next_iteration();
       run.tokens += step_tokens;
       run.batch_changed |= step_batch != scenario.plan.global_batch;
     }
@@ -78,6 +84,9 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   run.stragglers = runner.stragglers();
   run.notes = runner.notes();
   run.failures = runner.failures();
+  run.restarts = runner.restarts();
+  run.replayed = static_cast<int>(runner.iterations() - reached);
+  run.ended_on_failure = !alive;
   if (const core::Controller* c = runner.controller(); c != nullptr && c->calibration() != nullptr)
     run.calibration = c->calibration()->summary();
   run.simulated_iterations = backend.simulated_steps();

@@ -40,9 +40,12 @@ struct RunSummary {
   double tokens = 0;                // trained over the run (each iteration at its plan's batch)
   std::vector<TakenDirective> directives;
   std::vector<DetectedStraggler> stragglers;
-  std::vector<core::PolicyNote> notes;                  // rules' knob changes, plugins' notes
-  std::vector<std::string> policy_modules;              // enabled ones
-  std::vector<core::FailureSeen> failures;              // the run ended at the first
+  std::vector<core::PolicyNote> notes;      // rules' knob changes, plugins' notes
+  std::vector<std::string> policy_modules;  // enabled ones
+  std::vector<core::FailureSeen> failures;  // in the order seen
+  int restarts = 0;               // failures recovered from (snapshots on: JobRunner::set_recovery)
+  int replayed = 0;               // of `iterations`, those run again after a restore
+  bool ended_on_failure = false;  // the last failure ended the run
   std::optional<core::CalibrationSummary> calibration;  // module calibrate, when on
   IterationResult last;
   core::ParallelPlan final_plan;  // the plan of the last iteration (after any re-plan)
@@ -53,8 +56,9 @@ struct RunSummary {
   std::optional<ConvergenceResult> convergence;  // scenario `convergence:`
 
   double tokens_per_s() const { return tokens / core::ns_to_s(total_ns); }
-  /// Wall time beyond what the same iterations take on a healthy cluster.
-  TimeNs lost_ns() const { return total_ns - iterations * healthy_iteration_ns; }
+  /// Wall time beyond what the iterations trained take on a healthy
+  /// cluster (a replayed iteration is time lost).
+  TimeNs lost_ns() const { return total_ns - (iterations - replayed) * healthy_iteration_ns; }
 };
 
 /// Iterations done of those planned (a run by duration: of the healthy estimate).

@@ -12,6 +12,7 @@
 #include "core/cost/replan_cost.hpp"
 #include "core/input_error.hpp"
 #include "core/rank_layout.hpp"
+#include "core/snapshot/failure_domains.hpp"
 #include "core/snapshot/rank_state.hpp"
 #include "core/work_split.hpp"
 
@@ -50,6 +51,21 @@ core::Capabilities SimBackend::capabilities() const {
   caps.link_telemetry = scenario_.run.contention;
   caps.live_replan = true;
   caps.ranks = scenario_.plan.gpus();  // the job's ranks (the cluster may hold more GPUs)
+  // Where the ranks run and what is spare: every GPU no rank runs on.
+  const topo::Topology& t = paths_.topology();
+  const int ranks = (last_plan_ ? *last_plan_ : scenario_.plan).gpus();
+  std::vector<bool> busy(static_cast<std::size_t>(t.gpu_count()), false);
+  for (int r = 0; r < ranks && r < t.gpu_count(); ++r) {
+    caps.gpu_of_rank.push_back(gpu_of_rank(r));
+    busy[static_cast<std::size_t>(gpu_of_rank(r))] = true;
+  }
+  const core::FailureDomains domains =
+      core::failure_domains(t, scenario_.faults ? scenario_.faults->hosts_per_rack : std::nullopt);
+  for (int g = 0; g < t.gpu_count(); ++g) {
+    if (!busy[static_cast<std::size_t>(g)]) caps.spare_gpus.push_back(g);
+    const int host = t.host_of_gpu(g);
+    caps.place_of_gpu.push_back({host, domains.rack_of_host[static_cast<std::size_t>(host)]});
+  }
   return caps;
 }
 
@@ -95,16 +111,23 @@ TimeNs SimBackend::snapshot_copy_ns() const {
       core::rank_state(scenario_.model, plan, scenario_.training.seq_len).total_bytes());
 }
 
-std::optional<core::FailureSeen> SimBackend::kill_due() const {
-  for (const core::FaultEvent& e : events_of(scenario_))
-    if (e.kind == core::FaultEventKind::Kill && e.at_iteration == iteration_)
-      return core::FailureSeen{"kill", "rank " + std::to_string(e.rank), now_ns_, iteration_};
+std::optional<core::FailureSeen> SimBackend::kill_due() {
+  const auto& events = events_of(scenario_);
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    const core::FaultEvent& e = events[k];
+    if (e.kind != core::FaultEventKind::Kill || e.at_iteration != iteration_) continue;
+    if (std::find(kills_fired_.begin(), kills_fired_.end(), k) != kills_fired_.end()) continue;
+    kills_fired_.push_back(k);  // once: a restored run replays the iteration
+    return core::FailureSeen{"kill", "rank " + std::to_string(e.rank), now_ns_, iteration_};
+  }
   return std::nullopt;
 }
 
 core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   if (auto failure = kill_due()) {
     // The rank's process is gone before the iteration starts: nothing runs.
+    // A restore after it waits for the detection and the ranks' restart.
+    failed_ = true;
     core::StepReport report;
     report.iteration = iteration_;
     report.failures.push_back(std::move(*failure));
@@ -267,7 +290,9 @@ void SimBackend::apply_action(const core::Directive& directive) {
   // A snapshot stalls every rank for the device -> host copy of its state
   // (the most loaded rank's, core::rank_state) before the next iteration;
   // replication to peer hosts runs on under training, as in the fault
-  // campaigns (sim/faults). A restore copies the same state back.
+  // campaigns (sim/faults). A restore copies the same state back; after a
+  // kill it first waits for the detection (faults.heartbeat_timeout) and the
+  // ranks' restart (faults.reinit).
   if (const auto* d = std::get_if<core::SnapshotDirective>(&directive.action)) {
     pending_move_ns_ += snapshot_copy_ns();
     snapshots_.push_back(d->version);
@@ -278,6 +303,11 @@ void SimBackend::apply_action(const core::Directive& directive) {
       throw std::invalid_argument("restore v" + std::to_string(d->version) +
                                   ": the simulator took no such snapshot");
     pending_move_ns_ += snapshot_copy_ns();
+    iteration_ = d->version;  // the snapshot's iteration runs next
+    if (std::exchange(failed_, false)) {
+      const core::FaultConfig f = scenario_.faults ? *scenario_.faults : core::FaultConfig{};
+      pending_move_ns_ += f.heartbeat_timeout_ns + f.reinit_ns;
+    }
     return;
   }
   // A re-plan stops the job while every GPU fetches its new shard of the

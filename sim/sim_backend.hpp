@@ -77,8 +77,8 @@ class SimBackend : public core::Backend {
  private:
   /// apply() without the accounting of each directive's time.
   void apply_action(const core::Directive& directive);
-  /// A scheduled kill event for the iteration about to run.
-  std::optional<core::FailureSeen> kill_due() const;
+  /// A scheduled kill event for the iteration about to run, each once.
+  std::optional<core::FailureSeen> kill_due();
   /// One rank's state copied between device and host (snapshot, restore).
   TimeNs snapshot_copy_ns() const;
   TimeNs repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
@@ -105,7 +105,9 @@ class SimBackend : public core::Backend {
   Slowdowns slowdowns_;
   std::vector<int> layers_per_virtual_stage_;
   std::vector<int> micro_batches_per_replica_;
-  std::vector<int> gpu_of_rank_;  // empty: rank r on GPU r
+  std::vector<int> gpu_of_rank_;          // empty: rank r on GPU r
+  bool failed_ = false;                   // a rank was killed since the last restore
+  std::vector<std::size_t> kills_fired_;  // the kill events that happened
   std::optional<Key> last_key_;
   std::optional<IterationResult> last_;
   ClusterState last_cluster_;

@@ -73,6 +73,44 @@ void JobRunner::set_next_iteration(std::int64_t iteration) {
   resumed_at_ = iteration;
 }
 
+void JobRunner::set_recovery(int max_restarts) {
+  max_restarts_ = max_restarts;
+}
+
+bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
+  if (max_restarts_ < 0 || restarts_ >= max_restarts_ || !last_snapshot_) return false;
+  std::vector<LostRank> lost;
+  const Capabilities caps = backend_.capabilities();
+  for (const FailureSeen& f : failures) {
+    if (f.kind != "kill" || f.component.rfind("rank ", 0) != 0) return false;
+    const int rank = std::stoi(f.component.substr(5));
+    const bool placed = static_cast<std::size_t>(rank) < caps.gpu_of_rank.size();
+    lost.push_back({rank, placed ? caps.gpu_of_rank[static_cast<std::size_t>(rank)] : rank});
+  }
+  ++restarts_;
+  // Logged before the iteration that runs next: the snapshot's.
+  const std::int64_t at = *last_snapshot_;
+  std::vector<int> spares = caps.spare_gpus;
+  const RemapResult remap = remap_to_spares(
+      lost, spares, [&](int gpu) { return caps.place_of_gpu.at(static_cast<std::size_t>(gpu)); });
+  for (const Placement& p : remap.placed)
+    apply(at,
+          {RemapDirective{p.rank, p.to_gpu},
+           "rank " + std::to_string(p.rank) + " killed; spare on " + to_string(p.nearness), 0},
+          0, false);
+  for (const LostRank& r : remap.unplaced)
+    notes_.push_back({at, "recovery",
+                      "rank " + std::to_string(r.rank) +
+                          " killed; no spare GPU: restarted on its own, gpu " +
+                          std::to_string(r.gpu)});
+  apply(at,
+        {RestoreDirective{*last_snapshot_},
+         "restart " + std::to_string(restarts_) + " after a kill: the newest snapshot", 0},
+        0, false);
+  set_next_iteration(*last_snapshot_);
+  return true;
+}
+
 const ParallelPlan& JobRunner::plan() const {
   return controller_ ? controller_->job().plan : plan_;
 }
@@ -80,6 +118,8 @@ const ParallelPlan& JobRunner::plan() const {
 void JobRunner::apply(std::int64_t iteration, const Directive& directive, double cost_s,
                       bool decided) {
   backend_.apply(directive);
+  if (const auto* d = std::get_if<SnapshotDirective>(&directive.action))
+    last_snapshot_ = d->version;
   // A scheduled re-plan changes the plan the next steps run as a decided one does.
   const bool replan = std::holds_alternative<ReplanDirective>(directive.action);
   if (controller_ && (decided || replan)) controller_->applied(directive);
@@ -101,8 +141,8 @@ bool JobRunner::step() {
 
 bool JobRunner::record(StepReport report) {
   if (!report.failures.empty()) {
-    for (auto& f : report.failures) failures_.push_back(std::move(f));
-    return false;
+    for (const auto& f : report.failures) failures_.push_back(f);
+    return recover(report.failures);
   }
   ++completed_;
   ++next_;

@@ -6,8 +6,8 @@
 // Before each iteration the runner applies what the scenario schedules
 // (snapshots every `snapshot_every` iterations, directives given with
 // schedule()); then the backend steps the current plan; the report's typed
-// failures are recorded (a failure ends the run: no recovery module decides
-// in this round); the Controller, when the scenario enables policy modules,
+// failures are recorded (a failure ends the run, unless set_recovery: see
+// there); the Controller, when the scenario enables policy modules,
 // observes the report and its directives are applied and logged with the
 // iteration they precede. New stragglers are logged once, when first named.
 //
@@ -80,9 +80,18 @@ class JobRunner {
   void schedule(std::int64_t before_iteration, Directive directive);
   /// The iteration the next step() runs (after a restore: the restored one).
   void set_next_iteration(std::int64_t iteration);
+  /// Recovery from killed ranks (failures of kind "kill", component "rank
+  /// R"), up to `max_restarts` times: each lost rank moves onto the nearest
+  /// spare GPU the backend offers (core::remap_to_spares over
+  /// Capabilities::spare_gpus; none left: it restarts where it was), the
+  /// newest snapshot is restored, and the run goes on from its iteration,
+  /// the iterations since run again. Without a snapshot taken, past
+  /// `max_restarts`, or for another failure, the failure ends the run.
+  void set_recovery(int max_restarts);
 
   /// One iteration: scheduled directives, backend.step, observe, apply.
-  /// Returns false when the report carried failures (the run ends there).
+  /// Returns false when the report carried failures it did not recover
+  /// from (the run ends there).
   bool step();
   /// The same for a report the backend already produced for the next iteration.
   bool record(StepReport report);
@@ -90,6 +99,7 @@ class JobRunner {
   /// The plan the next iteration runs (the policy's, after a re-plan).
   const ParallelPlan& plan() const;
   std::int64_t iterations() const { return completed_; }
+  int restarts() const { return restarts_; }
   std::int64_t next_iteration() const { return next_; }
   TimeNs total_ns() const { return total_ns_; }
   const std::optional<StepReport>& last_report() const { return last_; }
@@ -105,12 +115,17 @@ class JobRunner {
 
  private:
   void apply(std::int64_t iteration, const Directive& directive, double cost_s, bool decided);
+  /// set_recovery's decision for `failures`; false: not recoverable.
+  bool recover(const std::vector<FailureSeen>& failures);
   std::vector<TimeNs> controller_wall_ns_;
 
   Backend& backend_;
   ParallelPlan plan_;
   std::optional<Controller> controller_;
   int snapshot_every_ = 0;
+  std::optional<std::int64_t> last_snapshot_;  // the newest version taken
+  int max_restarts_ = -1;                      // -1: no recovery
+  int restarts_ = 0;
   std::vector<TakenDirective> scheduled_;
   std::vector<PolicyNote> notes_;
   std::int64_t next_ = 0;                   // the iteration the next step runs

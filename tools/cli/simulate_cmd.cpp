@@ -116,7 +116,10 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
                             });
   }
   sim::print_summary(ctx.out, scenario, run);
-  for (const auto& f : run.failures) ctx.out << "run ended: " << core::to_string(f) << "\n";
+  for (std::size_t i = 0; i < run.failures.size(); ++i)
+    ctx.out << (run.ended_on_failure && i + 1 == run.failures.size() ? "run ended: "
+                                                                     : "recovered: ")
+            << core::to_string(run.failures[i]) << "\n";
   if (!opts.trace_path.empty()) write_trace(opts.trace_path, trace, scenario, run.last);
   if (!opts.svg_path.empty()) {
     std::ofstream file = open_output_file(opts.svg_path);
