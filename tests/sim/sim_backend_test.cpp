@@ -128,13 +128,19 @@ topo::Topology host_and_spare(bool swapped = false) {
   return t;
 }
 
-}  // namespace
-
-TEST_CASE("a rank remapped onto a spare on another host runs over that host's links") {
+// tp2 on GPUs 0 and 1, GPUs 2 and 3 free.
+core::Scenario tp2_with_spares() {
   core::Scenario s = two_stage_scenario();
   s.topology = host_and_spare();
   s.plan.pp = 1;
   s.plan.tp = 2;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a rank remapped onto a spare on another host runs over that host's links") {
+  const core::Scenario s = tp2_with_spares();
   sim::SimBackend backend(s);
   core::WorkProfile p;
   p.layer.forward_ns = 1'000'000;
@@ -181,10 +187,7 @@ TEST_CASE("a rank remapped onto a spare on another host runs over that host's li
 }
 
 TEST_CASE("a remap to no GPU, onto a busy one, or of no rank is refused with both named") {
-  core::Scenario s = two_stage_scenario();
-  s.topology = host_and_spare();
-  s.plan.pp = 1;
-  s.plan.tp = 2;
+  const core::Scenario s = tp2_with_spares();
   sim::SimBackend backend(s);
   auto refusal = [&](int rank, int gpu) {
     try {
