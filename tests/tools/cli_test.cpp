@@ -386,3 +386,25 @@ TEST_CASE("simulate --svg draws one row per stage and data-parallel group") {
   // Every stage runs forward passes: at least one forward tooltip.
   CHECK(svg.find("<title>forward of micro-batch 0") != std::string::npos);
 }
+
+TEST_CASE("run --backend sim recovers a killed rank as simulate does, and ends without snapshots") {
+  const std::string kill = "faults.events=[{kind: kill, rank: 1, at_iteration: 5}]";
+  // Snapshots before iterations 2 and 4: rank 1 dies before 5, v4 is
+  // restored and iterations 4 to 9 run: 11 iterations printed, the 11th
+  // being iteration 9; the restore is logged before iteration 4.
+  const Result r = cli({"run", kData + "small.yaml", "--backend", "sim", "--iterations", "10",
+                        "--set", kill, "--snapshot-every", "2"});
+  INFO(r.out, r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("recovered: kill rank 1 at iteration 5; resuming at iteration 4\n") !=
+        std::string::npos);
+  CHECK(r.out.find("before iteration 4: restore v4") != std::string::npos);
+  CHECK(r.out.find("\niteration 9 ") != std::string::npos);
+  CHECK(r.out.find("\niteration 10 ") == std::string::npos);
+  // Without snapshots nothing can be restored: the run ends, status 1.
+  const Result ended =
+      cli({"run", kData + "small.yaml", "--backend", "sim", "--iterations", "10", "--set", kill});
+  CHECK(ended.status == 1);
+  CHECK(ended.out.find("failure: kill rank 1 at iteration 5") != std::string::npos);
+  CHECK(ended.out.find("recovered") == std::string::npos);
+}

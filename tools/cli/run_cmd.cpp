@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -137,8 +138,20 @@ void run_sim(const RunOptions& opts, const core::Scenario& scenario, int iterati
   core::JobRunner runner(backend, scenario.plan);
   runner.set_faults(scenario);
   runner.set_policy(scenario, iterations);
+  // With snapshots a killed rank is recovered as `simulate` recovers it
+  // (sim/run.cpp): the iterations since the snapshot run again.
+  if (scenario.faults && scenario.faults->snapshot.every > 0)
+    runner.set_recovery(std::numeric_limits<int>::max());
   nlohmann::json steps = nlohmann::json::array();
-  while (runner.iterations() < iterations && runner.step()) {
+  int restarts = 0;
+  bool alive = true;  // false: a failure ended the run
+  while (runner.next_iteration() < iterations && (alive = runner.step())) {
+    if (runner.restarts() > restarts) {
+      restarts = runner.restarts();
+      ctx.out << "recovered: " << core::to_string(runner.failures().back())
+              << "; resuming at iteration " << runner.next_iteration() << "\n";
+      continue;
+    }
     const core::StepReport& report = *runner.last_report();
     ctx.out << "iteration " << report.iteration << "  time " << fmt("%.3f", ms(report.iteration_ns))
             << " ms  " << comm_summary(report) << "\n";
@@ -149,7 +162,7 @@ void run_sim(const RunOptions& opts, const core::Scenario& scenario, int iterati
   const auto n = std::max<std::int64_t>(1, runner.iterations());
   ctx.out << "mean iteration " << fmt("%.3f", ms(runner.total_ns()) / static_cast<double>(n))
           << " ms (simulated, " << scenario.plan.label() << ")\n";
-  if (!runner.failures().empty()) ctx.status = 1;
+  if (!alive) ctx.status = 1;
   if (!opts.json_path.empty()) {
     nlohmann::json out{{"backend", "sim"},
                        {"scenario", scenario.name},
