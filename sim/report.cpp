@@ -1,5 +1,6 @@
 #include "sim/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <variant>
@@ -180,12 +181,14 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
       << (run.batch_changed ? "not measured (the global batch changed)"
                             : fmt("%.3f", seconds(run.lost_ns())) + " s")
       << " (healthy iteration " << fmt("%.4f", seconds(run.healthy_iteration_ns)) << " s)\n";
-  if (run.restarts > 0) {
+  const bool recovery_notes =
+      std::any_of(run.notes.begin(), run.notes.end(),
+                  [](const core::PolicyNote& n) { return n.module == "recovery"; });
+  if (run.restarts > 0 || recovery_notes) {
     out << "recovery            " << run.restarts
         << " restart(s) from the newest in-memory snapshot\n";
     for (const auto& t : run.directives)
-      if (std::holds_alternative<core::RemapDirective>(t.directive.action) ||
-          std::holds_alternative<core::RestoreDirective>(t.directive.action))
+      if (t.source == core::DirectiveSource::Recovery)
         out << "  before iteration " << t.iteration << ": " << core::to_string(t.directive) << "\n";
     for (const auto& n : run.notes)
       if (n.module == "recovery")

@@ -10,10 +10,11 @@ namespace parashift::sim {
 
 namespace {
 
+// The scenario's first iteration with no fault event at all.
 TimeNs healthy_iteration_ns(const core::Scenario& scenario) {
-  SimBackend healthy(scenario);
-  healthy.set_slowdowns(Slowdowns({}, scenario.topology, scenario.run.seed));
-  return healthy.step(scenario.plan).iteration_ns;
+  core::Scenario healthy = scenario;
+  if (healthy.faults) healthy.faults->events.clear();
+  return SimBackend(healthy).step(healthy.plan).iteration_ns;
 }
 
 }  // namespace
@@ -26,7 +27,7 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   // Without slowdown events the first iteration is the healthy one; only a
   // run with slowdowns pays for simulating a healthy twin.
   std::optional<core::StepReport> first;
-  if (backend.has_slowdowns()) {
+  if (backend.has_slowdowns() || backend.has_failures()) {
     run.healthy_iteration_ns = healthy_iteration_ns(scenario);
   } else {
     first = backend.step(scenario.plan);
@@ -46,10 +47,6 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   run.policy_modules = core::enabled_modules(scenario.policy);
   runner.set_policy(scenario, planned);
   runner.set_faults(scenario);
-  // With snapshots a killed rank is recovered (onto a spare when the
-  // topology has one) and the run goes on from the newest snapshot.
-  if (scenario.faults && scenario.faults->snapshot.every > 0)
-    runner.set_recovery(std::numeric_limits<int>::max());
   bool alive = true;
   std::int64_t reached = 0;  // iterations done at least once (re-runs after a restore do not add)
   TimeNs last_start_ns = 0;

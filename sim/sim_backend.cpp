@@ -15,6 +15,7 @@
 #include "core/snapshot/failure_domains.hpp"
 #include "core/snapshot/rank_state.hpp"
 #include "core/work_split.hpp"
+#include "sim/faults/failure_events.hpp"
 
 namespace parashift::sim {
 
@@ -30,6 +31,22 @@ std::optional<topo::Topology> truth_links(const core::Scenario& s) {
   return s.truth.topology(s.topology);
 }
 
+// The GPUs each fail event of `s` takes, by time: a GPU or its NIC (one per
+// GPU on these topologies) the GPU, a node its GPUs, a rack its hosts' GPUs.
+std::vector<int> gpus_taken(const FailureEvent& f, const topo::Topology& t,
+                            const core::FailureDomains& domains) {
+  std::vector<int> out;
+  for (int g = 0; g < t.gpu_count(); ++g) {
+    const int host = t.host_of_gpu(g);
+    const bool taken = f.kind == core::FailureKind::Node ? host == f.target
+                       : f.kind == core::FailureKind::Rack
+                           ? domains.rack_of_host[static_cast<std::size_t>(host)] == f.target
+                           : g == f.target;
+    if (taken) out.push_back(g);
+  }
+  return out;
+}
+
 }  // namespace
 
 SimBackend::SimBackend(const core::Scenario& scenario)
@@ -42,6 +59,52 @@ SimBackend::SimBackend(const core::Scenario& scenario)
     g.device = scenario.truth.device(g.device);
     truth_groups_.push_back(std::move(g));
   }
+  const topo::Topology& t = scenario.topology;
+  dead_.assign(static_cast<std::size_t>(t.gpu_count()), false);
+  if (!scenario.faults) return;
+  for (const core::FaultEvent& e : scenario.faults->events) {
+    if (e.kind == core::FaultEventKind::Fail &&
+        (e.target == core::FailureKind::Link || e.target == core::FailureKind::Maintenance))
+      throw core::InputError(e.where + ": a failed " + core::to_string(e.target) +
+                             " is played by fault campaigns only (the simulator does not "
+                             "reroute or drain); run `parashift faults " +
+                             scenario.file + "`, or use gpu, nic, node or rack here");
+  }
+  const core::FailureDomains domains = core::failure_domains(t, scenario.faults->hosts_per_rack);
+  const FailureTargets targets{t.gpu_count(), t.host_count(), fabric_links(t), domains.racks()};
+  for (const FailureEvent& f : scheduled_failures(*scenario.faults, targets, t))
+    gpu_failures_.push_back({f.at_ns, gpus_taken(f, t, domains)});
+}
+
+bool SimBackend::has_failures() const {
+  if (!gpu_failures_.empty()) return true;
+  for (const core::FaultEvent& e : events_of(scenario_))
+    if (e.kind == core::FaultEventKind::Kill) return true;
+  return false;
+}
+
+std::vector<int> SimBackend::placement(int ranks) const {
+  std::vector<int> out(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) out[static_cast<std::size_t>(r)] = gpu_of_rank(r);
+  return out;
+}
+
+std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
+  std::vector<core::FailureSeen> out;
+  const int ranks = plan_now().gpus();
+  const std::vector<int> used = placement(ranks);
+  for (; gpu_failures_fired_ < gpu_failures_.size() &&
+         gpu_failures_[gpu_failures_fired_].at_ns <= now_ns_;
+       ++gpu_failures_fired_) {
+    for (int g : gpu_failures_[gpu_failures_fired_].gpus) {
+      if (dead_[static_cast<std::size_t>(g)]) continue;
+      dead_[static_cast<std::size_t>(g)] = true;
+      // A rank ran there: the restore after it waits for the detection and restart.
+      if (std::find(used.begin(), used.end(), g) != used.end()) failed_ = true;
+      out.push_back({"fail", "gpu " + std::to_string(g), now_ns_, iteration_});
+    }
+  }
+  return out;
 }
 
 core::Capabilities SimBackend::capabilities() const {
@@ -53,7 +116,7 @@ core::Capabilities SimBackend::capabilities() const {
   caps.ranks = scenario_.plan.gpus();  // the job's ranks (the cluster may hold more GPUs)
   // Where the ranks run and what is spare: every GPU no rank runs on.
   const topo::Topology& t = paths_.topology();
-  const int ranks = (last_plan_ ? *last_plan_ : scenario_.plan).gpus();
+  const int ranks = plan_now().gpus();
   std::vector<bool> busy(static_cast<std::size_t>(t.gpu_count()), false);
   for (int r = 0; r < ranks && r < t.gpu_count(); ++r) {
     caps.gpu_of_rank.push_back(gpu_of_rank(r));
@@ -62,7 +125,8 @@ core::Capabilities SimBackend::capabilities() const {
   const core::FailureDomains domains =
       core::failure_domains(t, scenario_.faults ? scenario_.faults->hosts_per_rack : std::nullopt);
   for (int g = 0; g < t.gpu_count(); ++g) {
-    if (!busy[static_cast<std::size_t>(g)]) caps.spare_gpus.push_back(g);
+    if (!busy[static_cast<std::size_t>(g)] && !dead_[static_cast<std::size_t>(g)])
+      caps.spare_gpus.push_back(g);
     const int host = t.host_of_gpu(g);
     caps.place_of_gpu.push_back({host, domains.rack_of_host[static_cast<std::size_t>(host)]});
   }
@@ -104,7 +168,7 @@ std::vector<core::GroupComm> group_comm(const IterationResult& result,
 }
 
 TimeNs SimBackend::snapshot_copy_ns() const {
-  const core::ParallelPlan& plan = last_plan_ ? *last_plan_ : scenario_.plan;
+  const core::ParallelPlan& plan = plan_now();
   const core::SnapshotConfig config =
       scenario_.faults ? scenario_.faults->snapshot : core::SnapshotConfig{};
   return config.host_copy_ns(
@@ -124,13 +188,17 @@ std::optional<core::FailureSeen> SimBackend::kill_due() {
 }
 
 core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
+  std::vector<core::FailureSeen> failures = gpu_failures_due();
   if (auto failure = kill_due()) {
     // The rank's process is gone before the iteration starts: nothing runs.
     // A restore after it waits for the detection and the ranks' restart.
     failed_ = true;
+    failures.push_back(std::move(*failure));
+  }
+  if (!failures.empty()) {
     core::StepReport report;
     report.iteration = iteration_;
-    report.failures.push_back(std::move(*failure));
+    report.failures = std::move(failures);
     return report;
   }
   ClusterState cluster = slowdowns_.at(now_ns_, iteration_);
@@ -291,8 +359,9 @@ void SimBackend::apply_action(const core::Directive& directive) {
   // (the most loaded rank's, core::rank_state) before the next iteration;
   // replication to peer hosts runs on under training, as in the fault
   // campaigns (sim/faults). A restore copies the same state back; after a
-  // kill it first waits for the detection (faults.heartbeat_timeout) and the
-  // ranks' restart (faults.reinit).
+  // lost rank (killed, or its GPU failed) it first waits for the detection
+  // (faults.heartbeat_timeout) and the ranks' restart (faults.reinit, unless
+  // a shrink's re-plan just paid for rebuilding the communicators).
   if (const auto* d = std::get_if<core::SnapshotDirective>(&directive.action)) {
     pending_move_ns_ += snapshot_copy_ns();
     snapshots_.push_back(d->version);
@@ -305,9 +374,11 @@ void SimBackend::apply_action(const core::Directive& directive) {
     pending_move_ns_ += snapshot_copy_ns();
     iteration_ = d->version;  // the snapshot's iteration runs next
     if (std::exchange(failed_, false)) {
+      // A shrink's re-plan before the restore already rebuilt the communicators.
       const core::FaultConfig f = scenario_.faults ? *scenario_.faults : core::FaultConfig{};
-      pending_move_ns_ += f.heartbeat_timeout_ns + f.reinit_ns;
+      pending_move_ns_ += f.heartbeat_timeout_ns + (replanned_ ? 0 : f.reinit_ns);
     }
+    replanned_ = false;
     return;
   }
   // A re-plan stops the job while every GPU fetches its new shard of the
@@ -326,11 +397,22 @@ void SimBackend::apply_action(const core::Directive& directive) {
                             [&](double bytes) { return paths_.transfer_ns(0, peer, bytes); })
               .total_ns();
     }
+    replanned_ = failed_;
     layers_per_virtual_stage_.clear();  // the next step() takes the new plan
     micro_batches_per_replica_.clear();
     // Ranks keep their GPUs while their number does; another number of
-    // ranks is placed afresh, rank r on GPU r.
-    if (static_cast<int>(gpu_of_rank_.size()) != d->plan.gpus()) gpu_of_rank_.clear();
+    // ranks is placed afresh, rank r on the r-th GPU that has not failed.
+    const int ranks = plan_now().gpus();
+    if (ranks != d->plan.gpus()) {
+      gpu_of_rank_.clear();
+      for (int g = 0; g < static_cast<int>(dead_.size()); ++g)
+        if (!dead_[static_cast<std::size_t>(g)]) gpu_of_rank_.push_back(g);
+      if (static_cast<int>(gpu_of_rank_.size()) < d->plan.gpus())
+        throw std::invalid_argument("replan to " + d->plan.label() + ": " +
+                                    std::to_string(d->plan.gpus()) + " ranks, " +
+                                    std::to_string(gpu_of_rank_.size()) + " GPUs left");
+      gpu_of_rank_.resize(static_cast<std::size_t>(d->plan.gpus()));
+    }
     return;
   }
   // A rank moved onto another GPU (a spare, after its own failed): from the
@@ -338,7 +420,7 @@ void SimBackend::apply_action(const core::Directive& directive) {
   // its compute that GPU's speed, simulated once. The move itself costs
   // nothing here: the state arrives by the restore that follows it.
   if (const auto* d = std::get_if<core::RemapDirective>(&directive.action)) {
-    const int ranks = (last_plan_ ? *last_plan_ : scenario_.plan).gpus();
+    const int ranks = plan_now().gpus();
     const int gpus = paths_.topology().gpu_count();
     const std::string what =
         "remap rank " + std::to_string(d->rank) + " to gpu " + std::to_string(d->spare_gpu);
@@ -346,10 +428,9 @@ void SimBackend::apply_action(const core::Directive& directive) {
       throw std::invalid_argument(what + ": the job has ranks 0.." + std::to_string(ranks - 1));
     if (d->spare_gpu < 0 || d->spare_gpu >= gpus)
       throw std::invalid_argument(what + ": the cluster has gpus 0.." + std::to_string(gpus - 1));
-    if (gpu_of_rank_.empty()) {
-      gpu_of_rank_.resize(static_cast<std::size_t>(ranks));
-      std::iota(gpu_of_rank_.begin(), gpu_of_rank_.end(), 0);
-    }
+    if (dead_[static_cast<std::size_t>(d->spare_gpu)])
+      throw std::invalid_argument(what + ": that gpu failed");
+    if (gpu_of_rank_.empty()) gpu_of_rank_ = placement(ranks);
     for (int r = 0; r < ranks; ++r)
       if (r != d->rank && gpu_of_rank_[static_cast<std::size_t>(r)] == d->spare_gpu)
         throw std::invalid_argument(what + ": rank " + std::to_string(r) + " runs there");

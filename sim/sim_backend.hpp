@@ -4,7 +4,12 @@
 // something that affects it (plan, layer split, micro-batch shares, GPU
 // speeds, link bandwidths) changed since the last one, and reused otherwise.
 // A scheduled kill event (faults.events kind kill) is reported as the
-// step's failure, before its iteration runs. Directives are timed: a
+// step's failure, before its iteration runs; so is a fail event on a GPU,
+// NIC, node or rack (each GPU it takes, "fail gpu G"), before the first
+// iteration that starts at or after its time: those GPUs are gone for the
+// rest of the run (no rank may move onto them; a re-plan places its ranks
+// on the GPUs left). A failed link or planned maintenance is for fault
+// campaigns (parashift faults): the constructor refuses them. Directives are timed: a
 // re-partition's moved state, a snapshot's device -> host copy, a restore's
 // copy back, each charged to the next iteration. Under a convergence model
 // (scenario `convergence:`) each step also makes its progress and reports
@@ -56,6 +61,8 @@ class SimBackend : public core::Backend {
   }
   /// The plan of the last step (none before the first).
   const std::optional<core::ParallelPlan>& last_plan() const { return last_plan_; }
+  /// The last step's plan, or the scenario's before the first.
+  const core::ParallelPlan& plan_now() const { return last_plan_ ? *last_plan_ : scenario_.plan; }
   /// The layer split and micro-batch shares the backend now runs.
   std::vector<int> layers_per_virtual_stage(const core::ParallelPlan& plan) const;
   std::vector<int> micro_batches_per_replica(const core::ParallelPlan& plan) const;
@@ -67,6 +74,8 @@ class SimBackend : public core::Backend {
   }
   /// Whether any slowdown event (slow, degrade, background, tenant, jitter) is scheduled.
   bool has_slowdowns() const { return !slowdowns_.empty(); }
+  /// Whether any kill or fail event is scheduled.
+  bool has_failures() const;
   /// Under a convergence model (scenario `convergence:`): the progress made
   /// so far, in steps at an infinite batch, and whether it reached the target.
   double progress_steps() const { return progress_steps_; }
@@ -79,6 +88,11 @@ class SimBackend : public core::Backend {
   void apply_action(const core::Directive& directive);
   /// A scheduled kill event for the iteration about to run, each once.
   std::optional<core::FailureSeen> kill_due();
+  /// The GPUs of fail events due before the iteration about to run, each
+  /// reported once; marks them dead.
+  std::vector<core::FailureSeen> gpu_failures_due();
+  /// Every rank's GPU, explicit (rank r on GPU r until a remap or re-plan).
+  std::vector<int> placement(int ranks) const;
   /// One rank's state copied between device and host (snapshot, restore).
   TimeNs snapshot_copy_ns() const;
   TimeNs repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
@@ -105,9 +119,17 @@ class SimBackend : public core::Backend {
   Slowdowns slowdowns_;
   std::vector<int> layers_per_virtual_stage_;
   std::vector<int> micro_batches_per_replica_;
-  std::vector<int> gpu_of_rank_;          // empty: rank r on GPU r
-  bool failed_ = false;                   // a rank was killed since the last restore
+  std::vector<int> gpu_of_rank_;  // empty: rank r on GPU r
+  bool failed_ = false;           // a rank was lost (killed, its GPU failed) since the last restore
+  bool replanned_ = false;        // ... and the job re-planned (shrunk) since
   std::vector<std::size_t> kills_fired_;  // the kill events that happened
+  struct GpuFailure {
+    TimeNs at_ns = 0;
+    std::vector<int> gpus;  // every GPU the failed component takes
+  };
+  std::vector<GpuFailure> gpu_failures_;  // by time
+  std::size_t gpu_failures_fired_ = 0;
+  std::vector<bool> dead_;  // by GPU: failed for good
   std::optional<Key> last_key_;
   std::optional<IterationResult> last_;
   ClusterState last_cluster_;

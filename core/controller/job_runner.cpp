@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <utility>
 #include <variant>
@@ -12,6 +13,7 @@
 #include "core/input_error.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
+#include "core/snapshot/shrink.hpp"
 
 namespace parashift::core {
 
@@ -56,6 +58,10 @@ void JobRunner::set_faults(const Scenario& scenario) {
   check_fault_targets(*scenario.faults, backend_.capabilities().ranks,
                       scenario.topology.gpu_count());
   set_snapshot_every(scenario.faults->snapshot.every, "faults.snapshot.every");
+  if (scenario.faults->snapshot.every > 0) {
+    set_recovery(std::numeric_limits<int>::max());
+    set_shrink(planner_input_of(scenario));
+  }
 }
 
 void JobRunner::set_snapshot_every(int every, const std::string& field) {
@@ -77,36 +83,107 @@ void JobRunner::set_recovery(int max_restarts) {
   max_restarts_ = max_restarts;
 }
 
+void JobRunner::set_shrink(PlannerInput base) {
+  shrink_base_ = std::move(base);
+}
+
+namespace {
+
+// The index in `component` after `prefix` ("rank 3" after "rank "); none
+// where it names something else.
+std::optional<int> index_after(const std::string& component, const std::string& prefix) {
+  if (component.rfind(prefix, 0) != 0) return std::nullopt;
+  try {
+    return std::stoi(component.substr(prefix.size()));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   if (max_restarts_ < 0 || restarts_ >= max_restarts_ || !last_snapshot_) return false;
-  std::vector<LostRank> lost;
   const Capabilities caps = backend_.capabilities();
-  for (const FailureSeen& f : failures) {
-    if (f.kind != "kill" || f.component.rfind("rank ", 0) != 0) return false;
-    const int rank = std::stoi(f.component.substr(5));
-    const bool placed = static_cast<std::size_t>(rank) < caps.gpu_of_rank.size();
-    lost.push_back({rank, placed ? caps.gpu_of_rank[static_cast<std::size_t>(rank)] : rank});
-  }
-  ++restarts_;
+  auto gpu_of = [&](int rank) {
+    return static_cast<std::size_t>(rank) < caps.gpu_of_rank.size()
+               ? caps.gpu_of_rank[static_cast<std::size_t>(rank)]
+               : rank;
+  };
   // Logged before the iteration that runs next: the snapshot's.
   const std::int64_t at = *last_snapshot_;
+  std::vector<LostRank> lost;
+  std::vector<int> failed_gpus;  // gone for good: their ranks cannot restart in place
+  for (const FailureSeen& f : failures) {
+    const std::optional<int> rank = index_after(f.component, "rank ");
+    const std::optional<int> gpu = index_after(f.component, "gpu ");
+    if (f.kind == "kill" && rank) {
+      lost.push_back({*rank, gpu_of(*rank)});
+    } else if (f.kind == "fail" && gpu) {
+      failed_gpus.push_back(*gpu);
+      bool ran = false;
+      for (std::size_t r = 0; r < caps.gpu_of_rank.size(); ++r)
+        if (caps.gpu_of_rank[r] == *gpu) {
+          lost.push_back({static_cast<int>(r), *gpu});
+          ran = true;
+        }
+      if (!ran)
+        notes_.push_back({next_, "recovery",
+                          "gpu " + std::to_string(*gpu) + " failed: a spare, out of the pool"});
+    } else {
+      return false;
+    }
+  }
+  if (lost.empty()) return true;  // only spares failed: the iteration runs as it would have
+  auto failed = [&](int gpu) {
+    return std::find(failed_gpus.begin(), failed_gpus.end(), gpu) != failed_gpus.end();
+  };
+  auto cause = [&](const LostRank& r) {
+    return failed(r.gpu) ? "gpu " + std::to_string(r.gpu) + " failed"
+                         : "rank " + std::to_string(r.rank) + " killed";
+  };
   std::vector<int> spares = caps.spare_gpus;
   const RemapResult remap = remap_to_spares(
       lost, spares, [&](int gpu) { return caps.place_of_gpu.at(static_cast<std::size_t>(gpu)); });
+  std::vector<int> stranded;  // ranks whose GPU failed, with no spare left
+  std::string why;
+  for (const LostRank& r : remap.unplaced) {
+    if (!failed(r.gpu)) continue;
+    stranded.push_back(r.rank);
+    why += (why.empty() ? "" : ", ") + cause(r);
+  }
+  std::optional<ShrinkResult> shrunk;
+  if (!stranded.empty()) {
+    if (shrink_base_) shrunk = shrink_and_replan(*shrink_base_, plan(), stranded);
+    if (!shrunk) {
+      notes_.push_back({at, "recovery", why + "; no spare GPU and no smaller plan: the run ends"});
+      return false;
+    }
+  }
+  ++restarts_;
   for (const Placement& p : remap.placed)
     apply(at,
           {RemapDirective{p.rank, p.to_gpu},
-           "rank " + std::to_string(p.rank) + " killed; spare on " + to_string(p.nearness), 0},
-          0, false);
+           cause({p.rank, p.from_gpu}) + "; spare on " + to_string(p.nearness), 0},
+          0, DirectiveSource::Recovery);
   for (const LostRank& r : remap.unplaced)
-    notes_.push_back({at, "recovery",
-                      "rank " + std::to_string(r.rank) +
-                          " killed; no spare GPU: restarted on its own, gpu " +
-                          std::to_string(r.gpu)});
+    if (!failed(r.gpu))
+      notes_.push_back(
+          {at, "recovery",
+           cause(r) + "; no spare GPU: restarted on its own, gpu " + std::to_string(r.gpu)});
+  if (shrunk)
+    apply(at,
+          {ReplanDirective{shrunk->plan},
+           why + "; no spare GPU: shrink to dp " + std::to_string(shrunk->plan.dp) +
+               ", global batch " + std::to_string(shrunk->plan.global_batch),
+           0},
+          0, DirectiveSource::Recovery);
   apply(at,
         {RestoreDirective{*last_snapshot_},
-         "restart " + std::to_string(restarts_) + " after a kill: the newest snapshot", 0},
-        0, false);
+         "restart " + std::to_string(restarts_) + " after " + cause(lost.front()) +
+             ": the newest snapshot",
+         0},
+        0, DirectiveSource::Recovery);
   set_next_iteration(*last_snapshot_);
   return true;
 }
@@ -116,7 +193,8 @@ const ParallelPlan& JobRunner::plan() const {
 }
 
 void JobRunner::apply(std::int64_t iteration, const Directive& directive, double cost_s,
-                      bool decided) {
+                      DirectiveSource source) {
+  const bool decided = source == DirectiveSource::Decided;
   backend_.apply(directive);
   if (const auto* d = std::get_if<SnapshotDirective>(&directive.action))
     last_snapshot_ = d->version;
@@ -124,7 +202,7 @@ void JobRunner::apply(std::int64_t iteration, const Directive& directive, double
   const bool replan = std::holds_alternative<ReplanDirective>(directive.action);
   if (controller_ && (decided || replan)) controller_->applied(directive);
   if (const auto* p = std::get_if<ReplanDirective>(&directive.action)) plan_ = p->plan;
-  taken_.push_back({iteration, directive, cost_s});
+  taken_.push_back({iteration, directive, cost_s, source});
 }
 
 bool JobRunner::step() {
@@ -133,9 +211,9 @@ bool JobRunner::step() {
   // just brought that very state back.
   if (snapshot_every_ > 0 && i > 0 && i % snapshot_every_ == 0 && resumed_at_ != i)
     apply(i, {SnapshotDirective{i}, "every " + std::to_string(snapshot_every_) + " iterations", 0},
-          0, false);
+          0, DirectiveSource::Scheduled);
   for (const auto& s : scheduled_)
-    if (s.iteration == i) apply(i, s.directive, 0, false);
+    if (s.iteration == i) apply(i, s.directive, 0, DirectiveSource::Scheduled);
   return record(backend_.step(plan()));
 }
 
@@ -163,7 +241,7 @@ bool JobRunner::record(StepReport report) {
       if (!d.directive && d.module != "straggler") notes_.push_back({next_, d.module, d.message});
     }
     for (std::size_t k = 0; k < decided.size(); ++k)
-      apply(next_, decided[k], k < costs.size() ? costs[k] : 0.0, true);
+      apply(next_, decided[k], k < costs.size() ? costs[k] : 0.0, DirectiveSource::Decided);
     for (const auto& finding : controller_->stragglers()) {
       bool seen = false;
       for (std::size_t k = 0; k < known && !seen; ++k)

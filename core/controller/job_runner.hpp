@@ -25,16 +25,22 @@
 #include "core/backend.hpp"
 #include "core/controller/controller.hpp"
 #include "core/cost/cost_inputs.hpp"
+#include "core/planner/planner.hpp"
 
 namespace parashift::core {
 
 struct Scenario;
+
+/// Who gave a directive: the scenario's schedule (snapshots, --replan), a
+/// policy module, or recovery from a failure (set_recovery).
+enum class DirectiveSource { Scheduled, Decided, Recovery };
 
 /// A directive and the iteration it was applied before.
 struct TakenDirective {
   std::int64_t iteration = 0;
   Directive directive;
   double cost_s = 0;  // of making the change, as the deciding module priced it (scheduled: 0)
+  DirectiveSource source = DirectiveSource::Scheduled;
 };
 
 /// A straggler as first named, after iteration `iteration`.
@@ -70,7 +76,9 @@ class JobRunner {
   void set_policy(const Scenario& scenario, std::int64_t total_iterations, CostInputs cost);
   /// The scenario's faults section: checks its targets against the job
   /// (check_fault_targets with Capabilities::ranks and the cluster's GPUs)
-  /// and schedules faults.snapshot.every.
+  /// and schedules faults.snapshot.every; with snapshots on, failures are
+  /// recovered (set_recovery, no limit) and the job may shrink (set_shrink
+  /// with the scenario's planner input).
   void set_faults(const Scenario& scenario);
   /// A snapshot directive (version = the iteration) before iterations k, 2k, ...;
   /// 0: none. Throws InputError when the backend cannot take snapshots
@@ -80,14 +88,25 @@ class JobRunner {
   void schedule(std::int64_t before_iteration, Directive directive);
   /// The iteration the next step() runs (after a restore: the restored one).
   void set_next_iteration(std::int64_t iteration);
-  /// Recovery from killed ranks (failures of kind "kill", component "rank
-  /// R"), up to `max_restarts` times: each lost rank moves onto the nearest
-  /// spare GPU the backend offers (core::remap_to_spares over
-  /// Capabilities::spare_gpus; none left: it restarts where it was), the
-  /// newest snapshot is restored, and the run goes on from its iteration,
-  /// the iterations since run again. Without a snapshot taken, past
-  /// `max_restarts`, or for another failure, the failure ends the run.
+  /// Recovery from lost ranks, up to `max_restarts` times. A rank is lost
+  /// when its process is killed (failure kind "kill", component "rank R")
+  /// or its GPU fails (kind "fail", component "gpu G": the rank on G, from
+  /// Capabilities::gpu_of_rank). Each lost rank moves onto the nearest spare
+  /// GPU the backend offers (core::remap_to_spares over
+  /// Capabilities::spare_gpus). With none left, a killed rank restarts where
+  /// it was, and a rank whose GPU failed makes the job shrink (set_shrink).
+  /// Then the newest snapshot is restored and the run goes on from its
+  /// iteration, the iterations since run again. A failed GPU no rank runs
+  /// on (a spare) only leaves the pool. Without a snapshot taken, past
+  /// `max_restarts`, for another failure, or with no smaller plan, the
+  /// failure ends the run.
   void set_recovery(int max_restarts);
+  /// How the job shrinks when a GPU fails and no spare is left: the
+  /// data-parallel replicas that held its ranks are dropped and the plan is
+  /// searched again on the GPUs left (core::shrink_and_replan over `base`,
+  /// tp, pp and cp kept, each replica's batch kept), applied as a
+  /// ReplanDirective before the restore.
+  void set_shrink(PlannerInput base);
 
   /// One iteration: scheduled directives, backend.step, observe, apply.
   /// Returns false when the report carried failures it did not recover
@@ -114,7 +133,8 @@ class JobRunner {
   const std::vector<TimeNs>& controller_wall_ns() const { return controller_wall_ns_; }
 
  private:
-  void apply(std::int64_t iteration, const Directive& directive, double cost_s, bool decided);
+  void apply(std::int64_t iteration, const Directive& directive, double cost_s,
+             DirectiveSource source);
   /// set_recovery's decision for `failures`; false: not recoverable.
   bool recover(const std::vector<FailureSeen>& failures);
   std::vector<TimeNs> controller_wall_ns_;
@@ -125,6 +145,7 @@ class JobRunner {
   int snapshot_every_ = 0;
   std::optional<std::int64_t> last_snapshot_;  // the newest version taken
   int max_restarts_ = -1;                      // -1: no recovery
+  std::optional<PlannerInput> shrink_base_;    // none: a failed GPU with no spare ends the run
   int restarts_ = 0;
   std::vector<TakenDirective> scheduled_;
   std::vector<PolicyNote> notes_;

@@ -12,7 +12,11 @@ double scenario_slowdown(const core::Scenario& scenario, int rank) {
   double factor = 1.0;
   if (!scenario.faults) return factor;
   for (const core::FaultEvent& e : scenario.faults->events) {
-    if (e.kind != core::FaultEventKind::Slow) continue;
+    if (e.kind == core::FaultEventKind::Kill) continue;  // run_training: the rank dies
+    if (e.kind != core::FaultEventKind::Slow)
+      throw core::InputError(e.where + ": kind " + core::to_string(e.kind) +
+                             " is not something the hw executor can do to itself (it runs slow "
+                             "and kill events); play it with `parashift simulate` or `faults`");
     if (e.at_ns != 0 || e.duration_ns)
       throw core::InputError(e.where +
                              ": the hw executor runs slow events for the whole run; expected "

@@ -109,6 +109,23 @@ TEST_CASE("the executor runs slow events for the whole run: a start or a duratio
   }
 }
 
+TEST_CASE("the executor refuses the events it cannot play on itself, naming the event") {
+  for (const char* event : {"{kind: fail, target: gpu, id: 1, at: 10s}",
+                            "{kind: degrade, scope: inter_node, fraction: 0.5, at: 0s}",
+                            "{kind: jitter, sigma: 0.1}"}) {
+    CAPTURE(event);
+    const core::Scenario scenario =
+        core::load_scenario(PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml",
+                            {std::string("faults.events=[") + event + "]"});
+    CHECK_THROWS_WITH_AS(hw::scenario_slowdown(scenario, 1),
+                         doctest::Contains("faults.events[0] (set on the command line): kind "),
+                         core::InputError);
+    CHECK_THROWS_WITH_AS(hw::scenario_slowdown(scenario, 1),
+                         doctest::Contains("is not something the hw executor can do to itself"),
+                         core::InputError);
+  }
+}
+
 TEST_CASE("the one loop re-plans the executor live: tp2 pp2 to dp4 before iteration 2") {
   // A scheduled re-plan goes through the runner as a decided one does: the
   // backend re-shards, and the runner steps the new plan from then on.

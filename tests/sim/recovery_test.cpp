@@ -4,12 +4,14 @@
 // restored after the detection and restart, and the run goes on from it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "core/scenario/scenario.hpp"
 #include "sim/run.hpp"
+#include "sim/sim_backend.hpp"
 
 using namespace parashift;
 
@@ -85,4 +87,154 @@ TEST_CASE("a killed rank moves onto a spare GPU on another host, and its group s
   // all-reduces now cross the network instead of NVLink, so the iterations
   // after the restore are slower than the healthy one.
   CHECK(run.last.iteration_ns > run.healthy_iteration_ns);
+}
+
+namespace {
+
+// small.yaml (tp2 pp2 dp4, 16 GPUs on 2 nodes) for 10 iterations with
+// snapshots every 2 and the fault events `events`, on `nodes` nodes: with
+// 3, the job fills nodes 0 and 1 and node 2 (GPUs 16-23) is spare (loaded
+// with dp6 to fill the cluster, as the scenario's check wants, then set
+// back to dp4).
+core::Scenario failing(const std::string& events, int nodes = 2) {
+  const std::string faults = "faults={snapshot: {every: 2}, events: [" + events + "]}";
+  if (nodes == 2) return core::load_scenario(kSmall, {faults, "run.iterations=10"});
+  core::Scenario s = core::load_scenario(
+      kSmall, {faults, "run.iterations=10", "cluster.topology.nodes=" + std::to_string(nodes),
+               "plan.dp=" + std::to_string(2 * nodes), "training.global_batch=48"});
+  s.plan.dp = 4;
+  s.plan.global_batch = 32;
+  s.training.global_batch = 32;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a failed GPU with no spare left shrinks the job by its replica and the run goes on") {
+  // GPU 3 fails at 1 s: iteration 1 starts at one healthy iteration
+  // (0.84 s) and iteration 2 after two and the snapshot v2 (> 1.6 s), so the
+  // failure is seen before iteration 2, v2 taken. No GPU is free: the
+  // replica of the rank on GPU 3 is dropped, tp2 pp2 kept, each replica's
+  // batch of 32 / 4 = 8 kept: dp 3, global batch 24; v2 is restored and
+  // iterations 2-9 run on 12 ranks.
+  const sim::RunSummary run =
+      sim::run_scenario(failing("{kind: fail, target: gpu, id: 3, at: 1s}"));
+  REQUIRE(run.failures.size() == 1);
+  CHECK(run.failures[0].component == "gpu 3");
+  CHECK(run.restarts == 1);
+  CHECK_FALSE(run.ended_on_failure);
+  CHECK(run.replayed == 0);
+  CHECK(run.iterations == 10);
+  const auto replans = of_kind<core::ReplanDirective>(run);
+  REQUIRE(replans.size() == 1);
+  CHECK(replans[0].source == core::DirectiveSource::Recovery);
+  CHECK(replans[0].iteration == 2);
+  const core::ParallelPlan& shrunk =
+      std::get<core::ReplanDirective>(replans[0].directive.action).plan;
+  CHECK(shrunk.tp == 2);
+  CHECK(shrunk.pp == 2);
+  CHECK(shrunk.dp == 3);
+  CHECK(shrunk.global_batch == 24);
+  CHECK(run.final_plan.label() == shrunk.label());
+  CHECK(std::get<core::RestoreDirective>(of_kind<core::RestoreDirective>(run)[0].directive.action)
+            .version == 2);
+  // Tokens: 2 iterations x 32 sequences, then 8 x 24, of 4,096 tokens.
+  CHECK(run.tokens == doctest::Approx((2 * 32 + 8 * 24) * 4096.0));
+}
+
+TEST_CASE("a failed GPU's rank moves onto a spare, and a failed spare only leaves the pool") {
+  // 3 nodes, the job on nodes 0 and 1. GPU 16 (the first spare, on node 2)
+  // fails at 1 s: no rank ran there, so nothing is restored and the run
+  // goes on. GPU 1 fails at 3 s: its rank 1 moves onto node 2, the nearest
+  // spare left, GPU 17 (GPU 16 is gone), and the newest snapshot is restored.
+  const sim::RunSummary run = sim::run_scenario(failing(
+      "{kind: fail, target: gpu, id: 16, at: 1s}, {kind: fail, target: gpu, id: 1, at: 3s}", 3));
+  REQUIRE(run.failures.size() == 2);
+  CHECK(run.restarts == 1);
+  CHECK_FALSE(run.ended_on_failure);
+  const auto pool_note = std::find_if(run.notes.begin(), run.notes.end(), [](const auto& n) {
+    return n.module == "recovery" && n.message == "gpu 16 failed: a spare, out of the pool";
+  });
+  CHECK(pool_note != run.notes.end());
+  const auto remaps = of_kind<core::RemapDirective>(run);
+  REQUIRE(remaps.size() == 1);
+  const auto& remap = std::get<core::RemapDirective>(remaps[0].directive.action);
+  CHECK(remap.rank == 1);
+  CHECK(remap.spare_gpu == 17);
+  CHECK(of_kind<core::ReplanDirective>(run).empty());
+  CHECK(of_kind<core::RestoreDirective>(run).size() == 1);
+}
+
+TEST_CASE("a failed node that takes a stage of every replica ends the run") {
+  // Node 1 holds GPUs 8-15: ranks of pipeline stage 1 of every replica (a
+  // stage's tp2 x dp4 ranks fill one 8-GPU node), so no replica survives
+  // and tp2 pp2 cannot shrink: the run ends with the reason noted.
+  const sim::RunSummary run =
+      sim::run_scenario(failing("{kind: fail, target: node, id: 1, at: 1s}"));
+  CHECK(run.failures.size() == 8);
+  CHECK(run.ended_on_failure);
+  CHECK(run.restarts == 0);
+  REQUIRE_FALSE(run.notes.empty());
+  CHECK(run.notes.back().message.find("no spare GPU and no smaller plan: the run ends") !=
+        std::string::npos);
+}
+
+TEST_CASE("the simulator keeps a failed GPU out of spares, remaps and re-plans") {
+  // GPU 20 (spare, node 2) fails at 0 s: reported before iteration 0.
+  const core::Scenario s = failing("{kind: fail, target: gpu, id: 20, at: 0s}", 3);
+  sim::SimBackend backend(s);
+  REQUIRE(backend.capabilities().spare_gpus.size() == 8);  // GPUs 16-23 before it is seen
+  const core::StepReport failed = backend.step(s.plan);
+  REQUIRE(failed.failures.size() == 1);
+  CHECK(core::to_string(failed.failures[0]) == "fail gpu 20 at iteration 0");
+  const std::vector<int> spares = backend.capabilities().spare_gpus;
+  CHECK(spares == std::vector<int>{16, 17, 18, 19, 21, 22, 23});
+  CHECK_THROWS_WITH_AS(backend.apply({core::RemapDirective{0, 20}, "test", 0}),
+                       "remap rank 0 to gpu 20: that gpu failed", std::invalid_argument);
+  // Re-planned to 24 ranks (dp6), they take the 23 GPUs left in order: one short.
+  core::ParallelPlan dp6 = s.plan;
+  dp6.dp = 6;
+  dp6.global_batch = 48;
+  CHECK_THROWS_WITH_AS(backend.apply({core::ReplanDirective{dp6}, "test", 0}),
+                       ("replan to " + dp6.label() + ": 24 ranks, 23 GPUs left").c_str(),
+                       std::invalid_argument);
+  // dp5: 20 ranks on GPUs 0-19, none on GPU 20.
+  core::ParallelPlan dp5 = s.plan;
+  dp5.dp = 5;
+  dp5.global_batch = 40;
+  backend.apply({core::ReplanDirective{dp5}, "test", 0});
+  CHECK(backend.step(dp5).failures.empty());
+  CHECK(backend.gpu_of_rank(19) == 19);
+  CHECK(backend.capabilities().spare_gpus == std::vector<int>{21, 22, 23});
+}
+
+TEST_CASE("a restore after a shrink waits for detection but does not rebuild twice") {
+  // GPU 3 fails at 0 s, seen before iteration 0; snapshot v0 was taken
+  // before it. A restore after a lost rank costs the state copy (the same
+  // as the snapshot's) + heartbeat_timeout 30 s + reinit 20 s; after the
+  // shrink's re-plan, which rebuilds the communicators itself (its own
+  // reinit is in the replan's time), the restore skips the 20 s.
+  const core::Scenario s = failing("{kind: fail, target: gpu, id: 3, at: 0s}");
+  for (const bool shrink : {false, true}) {
+    CAPTURE(shrink);
+    sim::SimBackend backend(s);
+    backend.apply({core::SnapshotDirective{0}, "test", 0});
+    REQUIRE(backend.step(s.plan).failures.size() == 1);
+    core::ParallelPlan plan = s.plan;
+    if (shrink) {
+      plan.dp = 3;
+      plan.global_batch = 24;
+      backend.apply({core::ReplanDirective{plan}, "test", 0});
+    }
+    backend.apply({core::RestoreDirective{0}, "test", 0});
+    const core::StepReport r = backend.step(plan);
+    // Applied since the last completed step: the snapshot (the failed step
+    // charged nothing), [the replan,] the restore.
+    REQUIRE(r.applied.size() == (shrink ? 3u : 2u));
+    CHECK(r.applied.front().kind == "snapshot");
+    CHECK(r.applied.back().kind == "restore");
+    const core::TimeNs copy_ns = r.applied.front().ns;
+    CHECK(copy_ns > 0);
+    CHECK(r.applied.back().ns == copy_ns + (shrink ? 30 : 50) * core::kNsPerS);
+  }
 }

@@ -187,9 +187,13 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
         parashift::test::process_temp_dir().path().string()},
        ": is a folder; expected a file name"},
       {{"simulate", kData + "small.yaml", "--set",
-        "faults={events: [{kind: fail, target: gpu, id: 3, at: 1min}]}"},
-       "faults.events[0] (set on the command line): kind fail is a failure with recovery, which "
-       "simulate does not play; run `parashift faults"},
+        "faults={events: [{kind: fail, target: link, id: 0, at: 1min}]}"},
+       "faults.events[0] (set on the command line): a failed link is played by fault campaigns "
+       "only (the simulator does not reroute or drain); run `parashift faults"},
+      {{"simulate", kData + "small.yaml", "--set",
+        "faults={events: [{kind: fail, target: gpu, id: 16, at: 1min}]}"},
+       "faults.events[0] (set on the command line).id: expected a gpu index in [0, 16), found "
+       "'16'"},
       {{"simulate", kData + "small.yaml", "--iterations", "0"}, "--iterations"},
       {{"faults", kData + "small.yaml", "--days", "0"},
        "--days: expected a number of days > 0 and <= 3650, found '0'"},
@@ -385,6 +389,23 @@ TEST_CASE("simulate --svg draws one row per stage and data-parallel group") {
   CHECK(svg.find(">dp sync, stage 0<") != std::string::npos);
   // Every stage runs forward passes: at least one forward tooltip.
   CHECK(svg.find("<title>forward of micro-batch 0") != std::string::npos);
+}
+
+TEST_CASE("simulate shrinks the job when a GPU fails and no spare is left") {
+  // GPU 3 fails at 1 s, seen before iteration 2 (two iterations of 0.84 s
+  // and snapshot v2 before it): its replica is dropped, dp 4 -> 3 at 8
+  // sequences each, and v2 is restored (tests/sim/recovery_test.cpp
+  // derives the rest).
+  const Result r = cli({"simulate", kData + "small.yaml", "--set", "run.iterations=10", "--set",
+                        "faults={snapshot: {every: 2}, events: [{kind: fail, target: gpu, id: 3, "
+                        "at: 1s}]}"});
+  INFO(r.out, r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("(gpu 3 failed; no spare GPU: shrink to dp 3, global batch 24; gain 0 s)") !=
+        std::string::npos);
+  CHECK(r.out.find("before iteration 2: restore v2 (restart 1 after gpu 3 failed") !=
+        std::string::npos);
+  CHECK(r.out.find("recovered: fail gpu 3 at iteration 2\n") != std::string::npos);
 }
 
 TEST_CASE("run --backend sim recovers a killed rank as simulate does, and ends without snapshots") {

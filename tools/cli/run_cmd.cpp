@@ -138,18 +138,17 @@ void run_sim(const RunOptions& opts, const core::Scenario& scenario, int iterati
   core::JobRunner runner(backend, scenario.plan);
   runner.set_faults(scenario);
   runner.set_policy(scenario, iterations);
-  // With snapshots a killed rank is recovered as `simulate` recovers it
-  // (sim/run.cpp): the iterations since the snapshot run again.
-  if (scenario.faults && scenario.faults->snapshot.every > 0)
-    runner.set_recovery(std::numeric_limits<int>::max());
   nlohmann::json steps = nlohmann::json::array();
   int restarts = 0;
-  bool alive = true;  // false: a failure ended the run
+  std::size_t reported = 0;  // failures printed
+  bool alive = true;         // false: a failure ended the run
   while (runner.next_iteration() < iterations && (alive = runner.step())) {
     if (runner.restarts() > restarts) {
       restarts = runner.restarts();
-      ctx.out << "recovered: " << core::to_string(runner.failures().back())
-              << "; resuming at iteration " << runner.next_iteration() << "\n";
+      for (std::size_t k = reported; k < runner.failures().size(); ++k)
+        ctx.out << "recovered: " << core::to_string(runner.failures()[k])
+                << "; resuming at iteration " << runner.next_iteration() << "\n";
+      reported = runner.failures().size();
       continue;
     }
     const core::StepReport& report = *runner.last_report();

@@ -70,20 +70,6 @@ void write_link_csv(const std::string& path, const core::Scenario& scenario,
   }
 }
 
-// `fail` events are failures with recovery, played by the fault campaign;
-// the simulator would only ignore them.
-void refuse_fail_events(const core::Scenario& scenario) {
-  if (!scenario.faults) return;
-  for (const auto& e : scenario.faults->events) {
-    if (e.kind == core::FaultEventKind::Fail) {
-      throw core::InputError(e.where +
-                             ": kind fail is a failure with recovery, which simulate does not "
-                             "play; run `parashift faults " +
-                             scenario.file + "`, or use slow/degrade events here");
-    }
-  }
-}
-
 // The summary with the policy's part as every run writes it (run_report.hpp).
 nlohmann::json simulate_json(const core::Scenario& scenario, const sim::RunSummary& run) {
   nlohmann::json j = sim::summary_json(scenario, run);
@@ -101,7 +87,6 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   if (opts.iterations) overrides.push_back("run.iterations=" + std::to_string(*opts.iterations));
   if (opts.seed) overrides.push_back("run.seed=" + std::to_string(*opts.seed));
   const core::Scenario scenario = core::load_scenario(opts.scenario, overrides);
-  refuse_fail_events(scenario);
   if (!opts.links_path.empty() && !scenario.run.contention) {
     throw core::InputError("--links needs the max-min network (run.network: maxmin)");
   }
@@ -116,10 +101,13 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
                             });
   }
   sim::print_summary(ctx.out, scenario, run);
-  for (std::size_t i = 0; i < run.failures.size(); ++i)
-    ctx.out << (run.ended_on_failure && i + 1 == run.failures.size() ? "run ended: "
-                                                                     : "recovered: ")
-            << core::to_string(run.failures[i]) << "\n";
+  // The failures the last failed step saw (one fail event can take a
+  // node's GPUs at once) ended the run when it did not go on.
+  for (const core::FailureSeen& f : run.failures) {
+    const core::FailureSeen& last = run.failures.back();
+    const bool ending = run.ended_on_failure && f.at_ns == last.at_ns;
+    ctx.out << (ending ? "run ended: " : "recovered: ") << core::to_string(f) << "\n";
+  }
   if (!opts.trace_path.empty()) write_trace(opts.trace_path, trace, scenario, run.last);
   if (!opts.svg_path.empty()) {
     std::ofstream file = open_output_file(opts.svg_path);
