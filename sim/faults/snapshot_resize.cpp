@@ -12,7 +12,18 @@ void SnapshotRun::shrink(core::RecoveryPlan& plan, const core::RemapResult& rema
   std::vector<int> unplaced;
   for (const auto& u : remap.unplaced) unplaced.push_back(u.rank);
   const auto result = core::shrink_and_replan(s_.planner_base, plan_, unplaced);
-  if (!result) throw std::runtime_error("no spare left and no smaller plan fits the GPUs left");
+  if (!result) {
+    // Every replica lost a rank: nothing to shrink to. The stranded ranks
+    // keep their GPUs and the job waits for those to be repaired (a GPU
+    // repaired sooner, or a spare, is not looked for).
+    TimeNs back_ns = now;
+    for (const auto& u : remap.unplaced)
+      back_ns = std::max(back_ns, repair_at_ns_[static_cast<std::size_t>(u.gpu)]);
+    plan.reinit_ns += back_ns - now;
+    note(now, "no spare left and no smaller plan: waiting " +
+                  std::to_string(core::ns_to_s(back_ns - now)) + " s for the failed GPUs' repair");
+    return;
+  }
   ++run_.shrinks;
   plan.replan = result->plan;
   const std::set<int> dropped(result->dropped_dp.begin(), result->dropped_dp.end());

@@ -84,6 +84,7 @@ class SnapshotRun {
     incarnation_ = std::make_shared<std::vector<int>>(static_cast<std::size_t>(slots.hosts()), 0);
     down_hosts_ = std::make_shared<std::set<int>>();
     gpu_down_.assign(static_cast<std::size_t>(slots.gpus()), 0);
+    repair_at_ns_.assign(static_cast<std::size_t>(slots.gpus()), 0);
     pool_ = slots.spare_gpus;
     original_dp_ = plan_.dp;
     set_plan(plan_, 1.0);
@@ -374,6 +375,7 @@ class SnapshotRun {
     for (int g : gpus) {
       if (gpu_down_[static_cast<std::size_t>(g)]) continue;
       gpu_down_[static_cast<std::size_t>(g)] = 1;
+      repair_at_ns_[static_cast<std::size_t>(g)] = now + out_ns;
       pool_.erase(std::remove(pool_.begin(), pool_.end(), g), pool_.end());
     }
     if (host >= 0) {
@@ -459,6 +461,7 @@ class SnapshotRun {
   std::shared_ptr<const std::vector<int>> incarnation_;
   std::shared_ptr<const std::set<int>> down_hosts_;
   std::vector<char> gpu_down_;
+  std::vector<TimeNs> repair_at_ns_;  // by GPU: when a down one is back
   std::vector<int> pool_;
   std::set<int> dead_holders_;
   std::deque<Version> versions_;

@@ -7,7 +7,7 @@
 namespace fs = std::filesystem;
 using parashift::core::shipped_data_dir_for;
 
-TEST_CASE("an installed binary reads the presets beside it; any other reads the source tree") {
+TEST_CASE("an installed binary reads the presets beside it, any other reads the source tree") {
   const parashift::test::TempDir prefix("parashift-data-dir");
   const fs::path executable = prefix.path() / "bin" / "parashift";
   const fs::path installed = prefix.path() / "share" / "parashift" / "scenarios";

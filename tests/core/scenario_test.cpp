@@ -161,7 +161,7 @@ TEST_CASE("plan_optional: no plan section, or a plan that no longer fits, is not
                        InputError);
 }
 
-TEST_CASE("cluster.truth: factors on the preset, read and applied; bad ones are located") {
+TEST_CASE("cluster.truth: factors on the preset, read and applied, bad ones are located") {
   const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
   const Scenario preset = parse_scenario(kBase, file);
   CHECK(preset.truth.is_preset());

@@ -21,7 +21,7 @@ core::ParallelPlan distributed(core::ParallelPlan plan) {
 
 }  // namespace
 
-TEST_CASE("shards: ceil(n / ranks) each in rank order; buckets of whole tensors") {
+TEST_CASE("shards: ceil(n / ranks) each in rank order, buckets of whole tensors") {
   CHECK(hw::shard_of(10, 4, 0) == hw::ShardRange{0, 3});
   CHECK(hw::shard_of(10, 4, 3) == hw::ShardRange{9, 1});
   CHECK(hw::shard_of(2, 4, 3) == hw::ShardRange{2, 0});  // more ranks than elements

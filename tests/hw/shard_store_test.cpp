@@ -39,7 +39,7 @@ std::vector<std::byte> bytes_of(std::initializer_list<int> values) {
 
 }  // namespace
 
-TEST_CASE("shards round-trip by job, node, rank and version; old versions are pruned") {
+TEST_CASE("shards round-trip by job, node, rank and version, old versions are pruned") {
   TempRoot root;
   const hw::ShardStore store(root.path, "job1", 1);
   CHECK(store.node_dir() == root.path / "parashift-job1" / "node1");

@@ -84,7 +84,7 @@ TEST_CASE("FSDP: the simulator's per-pass gathers and the cost model's agree wit
   }
 }
 
-TEST_CASE("an oversubscribed spine slows the simulated run; the analytical view misses it") {
+TEST_CASE("an oversubscribed spine slows the simulated run, the analytical view misses it") {
   // Llama-2 7B, TP8 inside each of 16 DGX H100 nodes, DP16 across them. With
   // leaf_radix 16 a leaf group holds 8 nodes, so every data-parallel ring
   // crosses the spines twice; at oversubscription 4 a leaf uplink carries

@@ -253,7 +253,7 @@ TEST_CASE("run --elastic under a launcher: one clear line and exit 2") {
         "ranks itself)\n");
 }
 
-TEST_CASE("under a launcher only the first rank reports a bad input; every rank exits 2") {
+TEST_CASE("under a launcher only the first rank reports a bad input, every rank exits 2") {
   const std::vector<std::string> args{"simulate", kData + "small.yaml", "--set", "plan.tp=3"};
   ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
   const Result other = cli(args);

@@ -252,7 +252,7 @@ TEST_CASE("sweep --run plan gives the planner's best per point, --json the same 
   CHECK(doc[1]["training.global_batch"] == "64");
 }
 
-TEST_CASE("sweep --run faults gives each point's ETTR; a scenario without faults is refused") {
+TEST_CASE("sweep --run faults gives each point's ETTR, a scenario without faults is refused") {
   const std::string csv = temp_path("faults.csv");
   const std::vector<std::string> faults = {"sweep",   kSmall,
                                            "--run",   "faults",

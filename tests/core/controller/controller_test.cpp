@@ -273,7 +273,7 @@ TEST_CASE("a whole slow node is named as the node, and a slow link by its delive
   CHECK(ctl.stragglers()[1].describe() == "link b 2x slower");
 }
 
-TEST_CASE("single-iteration spikes move nothing; a cleared straggler is logged as recovered") {
+TEST_CASE("single-iteration spikes move nothing, a cleared straggler is logged as recovered") {
   core::JobModel job = flat_job(1, 8, 4, 8);
   core::Capabilities caps;
   core::Controller ctl(job, test::policy_from_yaml("{straggler: {}}"), caps);

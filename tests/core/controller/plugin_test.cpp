@@ -84,7 +84,7 @@ TEST_CASE("the example plugin moves layers off a 2x slower stage, once") {
   CHECK(logged);
 }
 
-TEST_CASE("a plugin's decisions are logged and applied; notes change nothing") {
+TEST_CASE("a plugin's decisions are logged and applied, notes change nothing") {
   test::ContractCase c = test::pipeline_case(2, 2, 16, 8);  // 8 micro-batches per replica
   test::FakeBackend backend(c);
   core::Controller ctl(test::contract_job(c, 100),

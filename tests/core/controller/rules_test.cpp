@@ -127,7 +127,7 @@ TEST_CASE("a rule can turn a module off") {
         "policy.rules[0] (iteration >=6): balance.enabled true -> false");
 }
 
-TEST_CASE("a template sets the base; the scenario's own keys override it knob by knob") {
+TEST_CASE("a template sets the base, the scenario's own keys override it knob by knob") {
   // scenarios/policies/large-dense.yaml: window 7, straggler 1.15 / 5,
   // balance 120 s / 0.03 / patience 5, one rule.
   const auto t = test::policy_from_yaml("template: large-dense\n");

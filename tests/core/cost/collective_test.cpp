@@ -75,7 +75,7 @@ TEST_CASE("collective_ns: a group with k GPUs per node drives k rails") {
   CHECK(two.bandwidth_ns == 79'787'234);
 }
 
-TEST_CASE("collective_ns: NVLS on an NVLink SHARP node; forced algorithms") {
+TEST_CASE("collective_ns: NVLS on an NVLink SHARP node, forced algorithms") {
   ClusterView c = cluster();
   c.nccl.nvlink_sharp = true;
   // 8 GiB over 8 ranks: NVLS algbw 0.61 x 450 = 274.5 GB/s -> 31'293'022 ns + 25 us;

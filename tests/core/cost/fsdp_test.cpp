@@ -22,7 +22,7 @@ TEST_CASE("FSDP: per-layer gathers hide under compute beyond each pass's first")
   CHECK(core::fsdp_comm_ns(c, 4) == 177);
 }
 
-TEST_CASE("FSDP: an interleaved stage pays each chunk's first gather; the sum is the chunks'") {
+TEST_CASE("FSDP: an interleaved stage pays each chunk's first gather, the sum is the chunks'") {
   const core::FsdpComm c{10, 20, 5, 7};
   const core::FsdpComm layers_only{10, 20, 0, 0};
   // 4 layers in 2 passes of 2: 2 first gathers, 2 hidden-layer excesses of 4.

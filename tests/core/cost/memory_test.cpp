@@ -61,7 +61,7 @@ TEST_CASE("weights, gradients and optimizer states follow the ZeRO paper") {
   CHECK(mem.weights_bytes == doctest::Approx(2.0 * params));
 }
 
-TEST_CASE("fused attention keeps no s x s scores; GQA and SwiGLU change the per-layer terms") {
+TEST_CASE("fused attention keeps no s x s scores, GQA and SwiGLU change the per-layer terms") {
   ModelSpec m = gpt3_175b();  // fused by default
   ParallelPlan p = plan_175b();
   // sbh = 25'165'824; no SP: sbh*(10 + (24 + 4*96/12288)/8): the FP32 log-sum-exp

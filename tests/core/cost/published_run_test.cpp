@@ -98,7 +98,7 @@ TEST_CASE("empty cells get documented defaults, each reported") {
   CHECK(said("seq_parallel=off"));
 }
 
-TEST_CASE("vp_interleave 'yes' and numbers; reported time wins over derived") {
+TEST_CASE("vp_interleave 'yes' and numbers, reported time wins over derived") {
   const std::string csv =
       std::string(kHeader) +
       "R2,G,GPT,GPT-3 style,96,12288,96,96,49152,2048,51200,H100-SXM5-80GB,128,8,4,8,4,1,yes,1,256,"
@@ -115,7 +115,7 @@ TEST_CASE("vp_interleave 'yes' and numbers; reported time wins over derived") {
   CHECK(r.rows[1].run.plan.virtual_stages == 12);
 }
 
-TEST_CASE("malformed rows are named by file and line; the rest is still processed") {
+TEST_CASE("malformed rows are named by file and line, the rest is still processed") {
   const std::string good =
       "OK,G,GPT,GPT-3 style,24,2048,16,16,8192,2048,51200,A100-SXM4-80GB,8,8,1,1,8,1,,1,64,,no,"
       "BF16,none,Megatron-LM,,1.0,\n";

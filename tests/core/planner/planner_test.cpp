@@ -174,7 +174,7 @@ TEST_CASE("planner: the reference rank counts the strictly faster plans") {
   CHECK(found.reference->fits_memory);
 }
 
-TEST_CASE("planner: MT-NLG 530B on 5,128 GPUs has no valid split; on 5,120 it has") {
+TEST_CASE("planner: MT-NLG 530B on 5,128 GPUs has no valid split, on 5,120 it has") {
   // 5128 = 2^3 x 641. tp (<= 8), cp (<= 16) and pp (<= 105 layers) cannot
   // hold the prime 641, so it lands in dp; but dp must divide the global
   // batch 1920 = 2^7 x 3 x 5, which 641 does not. No plan exists.

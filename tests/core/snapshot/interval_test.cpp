@@ -46,7 +46,7 @@ TEST_CASE("the cadence keeps committed versions at most one interval of work apa
   CHECK(exact.feasible);
 }
 
-TEST_CASE("one replication in flight at a time; an interval no cadence meets is infeasible") {
+TEST_CASE("one replication in flight at a time, an interval no cadence meets is infeasible") {
   const TimeNs s = kNsPerS;
   // Replication 2.5 s on 1 s iterations: at least ceil(2.5) = 3 iterations
   // between snapshots. Interval 10 s: floor((10 - 2.5) / 1) = 7 >= 3, gap 9.5 s.

@@ -211,6 +211,28 @@ TEST_CASE("a repair during a recovery regrows the job when the recovery ends") {
   CHECK(snap["regrows"] == 1);
 }
 
+TEST_CASE("with no spare and no smaller plan the job waits for the repair") {
+  // small.yaml: tp2 pp2 dp4 on 2 hosts in order tp-cp-dp-pp, so host 1
+  // holds pipeline stage 1 of every replica; no spares. Host 1 fails at
+  // 3,000 s: no replica survives to shrink to, and the job waits for the
+  // host's repair (1 h): recovery = 30 s detection + 20 s reinit + 3,600 s
+  // wait + the restore's copy (under 1 s).
+  const fs::path trace = write_file("wait.csv", "time_s,kind,target\n3000,node,1\n");
+  const fs::path out = trace.parent_path() / "wait.json";
+  const auto r = run_parashift({"faults", PARASHIFT_SOURCE_DIR "/tests/tools/data/small.yaml",
+                                "--seeds", "1", "--trace", trace.string(), "--days", "0.2", "--set",
+                                "faults.repair=1h", "--json", out.string()});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto snap = nlohmann::json::parse(read_file(out))["policies"]["snapshot"];
+  CHECK(snap["interruptions"] == 1);
+  CHECK(snap["shrinks"] == 0);
+  const double recovery_s = snap["recovery_s"]["max"];
+  CHECK(recovery_s > 3650.0);
+  CHECK(recovery_s < 3651.0);
+  CHECK(snap["notes"][0].get<std::string>().find(
+            "no spare left and no smaller plan: waiting 3600.000000 s") != std::string::npos);
+}
+
 TEST_CASE("a failed GPU takes its host out, so tensor-parallel groups move whole") {
   const fs::path scenario = write_file("replace.yaml", kScenario);
   // GPUs 0, 8 and 16 fail on hosts 0, 1 and 2 (tp 8: one group per host),
@@ -352,7 +374,7 @@ TEST_CASE("a node lost in the replication window falls back one version, within 
   CHECK(pinned["state_losses"] == 0);
 }
 
-TEST_CASE("a fixed snapshot interval is the bound; one no cadence can meet is refused") {
+TEST_CASE("a fixed snapshot interval is the bound, one no cadence can meet is refused") {
   const fs::path scenario = write_file("fixed.yaml", kScenario);
   const fs::path out = scenario.parent_path() / "fixed.json";
   const Timing t = timing_of(scenario);

@@ -216,7 +216,7 @@ TEST_CASE("send/recv is one flow") {
         10'002'000);
 }
 
-TEST_CASE("empty collectives finish at once; bad specs throw") {
+TEST_CASE("empty collectives finish at once, bad specs throw") {
   const auto t = test::star(4, 100e9, 1'000);
   CHECK(run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9, {2}}) == 0);
   CHECK(run_alone(t, {CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 0, iota(4)}) == 0);

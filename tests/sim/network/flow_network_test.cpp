@@ -27,7 +27,7 @@ TEST_CASE("one flow alone: bytes / bottleneck + path latency") {
   CHECK(net.active_flows() == 0);
 }
 
-TEST_CASE("two flows sharing a link get half each; a departure speeds up the other") {
+TEST_CASE("two flows sharing a link get half each, a departure speeds up the other") {
   const auto t = test::star(3, 100e9, 1'000);
   sim::Kernel k;
   sim::FlowNetwork net(k, t);
