@@ -61,6 +61,12 @@ SimBackend::SimBackend(const core::Scenario& scenario)
   }
   const topo::Topology& t = scenario.topology;
   dead_.assign(static_cast<std::size_t>(t.gpu_count()), false);
+  const core::FailureDomains domains =
+      core::failure_domains(t, scenario.faults ? scenario.faults->hosts_per_rack : std::nullopt);
+  for (int g = 0; g < t.gpu_count(); ++g) {
+    const int host = t.host_of_gpu(g);
+    place_of_gpu_.push_back({host, domains.rack_of_host[static_cast<std::size_t>(host)]});
+  }
   if (!scenario.faults) return;
   for (const core::FaultEvent& e : scenario.faults->events) {
     if (e.kind == core::FaultEventKind::Fail &&
@@ -70,7 +76,6 @@ SimBackend::SimBackend(const core::Scenario& scenario)
                              "reroute or drain); run `parashift faults " +
                              scenario.file + "`, or use gpu, nic, node or rack here");
   }
-  const core::FailureDomains domains = core::failure_domains(t, scenario.faults->hosts_per_rack);
   const FailureTargets targets{t.gpu_count(), t.host_count(), fabric_links(t), domains.racks()};
   for (const FailureEvent& f : scheduled_failures(*scenario.faults, targets, t))
     gpu_failures_.push_back({f.at_ns, gpus_taken(f, t, domains)});
@@ -122,14 +127,10 @@ core::Capabilities SimBackend::capabilities() const {
     caps.gpu_of_rank.push_back(gpu_of_rank(r));
     busy[static_cast<std::size_t>(gpu_of_rank(r))] = true;
   }
-  const core::FailureDomains domains =
-      core::failure_domains(t, scenario_.faults ? scenario_.faults->hosts_per_rack : std::nullopt);
-  for (int g = 0; g < t.gpu_count(); ++g) {
+  for (int g = 0; g < t.gpu_count(); ++g)
     if (!busy[static_cast<std::size_t>(g)] && !dead_[static_cast<std::size_t>(g)])
       caps.spare_gpus.push_back(g);
-    const int host = t.host_of_gpu(g);
-    caps.place_of_gpu.push_back({host, domains.rack_of_host[static_cast<std::size_t>(host)]});
-  }
+  caps.place_of_gpu = place_of_gpu_;
   return caps;
 }
 

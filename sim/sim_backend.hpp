@@ -129,7 +129,8 @@ class SimBackend : public core::Backend {
   };
   std::vector<GpuFailure> gpu_failures_;  // by time
   std::size_t gpu_failures_fired_ = 0;
-  std::vector<bool> dead_;  // by GPU: failed for good
+  std::vector<bool> dead_;                    // by GPU: failed for good
+  std::vector<core::GpuPlace> place_of_gpu_;  // by GPU: its host and rack
   std::optional<Key> last_key_;
   std::optional<IterationResult> last_;
   ClusterState last_cluster_;

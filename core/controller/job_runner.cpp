@@ -100,40 +100,49 @@ std::optional<int> index_after(const std::string& component, const std::string& 
   }
 }
 
+// The ranks `failures` take out of the job: a killed rank, or the ranks on
+// a failed GPU (`failed_gpus` collects those GPUs, gone for good, and
+// `spares_lost` the failed ones no rank ran on); none: a failure of
+// another kind, which recovery does not handle.
+std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& failures,
+                                                const Capabilities& caps,
+                                                std::vector<int>& failed_gpus,
+                                                std::vector<int>& spares_lost) {
+  std::vector<LostRank> lost;
+  for (const FailureSeen& f : failures) {
+    const std::optional<int> rank = index_after(f.component, "rank ");
+    const std::optional<int> gpu = index_after(f.component, "gpu ");
+    if (f.kind == "kill" && rank) {
+      const auto r = static_cast<std::size_t>(*rank);
+      lost.push_back({*rank, r < caps.gpu_of_rank.size() ? caps.gpu_of_rank[r] : *rank});
+    } else if (f.kind == "fail" && gpu) {
+      failed_gpus.push_back(*gpu);
+      const std::size_t before = lost.size();
+      for (std::size_t r = 0; r < caps.gpu_of_rank.size(); ++r)
+        if (caps.gpu_of_rank[r] == *gpu) lost.push_back({static_cast<int>(r), *gpu});
+      if (lost.size() == before) spares_lost.push_back(*gpu);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return lost;
+}
+
 }  // namespace
 
 bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   if (max_restarts_ < 0 || restarts_ >= max_restarts_ || !last_snapshot_) return false;
   const Capabilities caps = backend_.capabilities();
-  auto gpu_of = [&](int rank) {
-    return static_cast<std::size_t>(rank) < caps.gpu_of_rank.size()
-               ? caps.gpu_of_rank[static_cast<std::size_t>(rank)]
-               : rank;
-  };
   // Logged before the iteration that runs next: the snapshot's.
   const std::int64_t at = *last_snapshot_;
-  std::vector<LostRank> lost;
-  std::vector<int> failed_gpus;  // gone for good: their ranks cannot restart in place
-  for (const FailureSeen& f : failures) {
-    const std::optional<int> rank = index_after(f.component, "rank ");
-    const std::optional<int> gpu = index_after(f.component, "gpu ");
-    if (f.kind == "kill" && rank) {
-      lost.push_back({*rank, gpu_of(*rank)});
-    } else if (f.kind == "fail" && gpu) {
-      failed_gpus.push_back(*gpu);
-      bool ran = false;
-      for (std::size_t r = 0; r < caps.gpu_of_rank.size(); ++r)
-        if (caps.gpu_of_rank[r] == *gpu) {
-          lost.push_back({static_cast<int>(r), *gpu});
-          ran = true;
-        }
-      if (!ran)
-        notes_.push_back({next_, "recovery",
-                          "gpu " + std::to_string(*gpu) + " failed: a spare, out of the pool"});
-    } else {
-      return false;
-    }
-  }
+  std::vector<int> failed_gpus, spares_lost;
+  const std::optional<std::vector<LostRank>> found =
+      lost_ranks(failures, caps, failed_gpus, spares_lost);
+  if (!found) return false;
+  const std::vector<LostRank>& lost = *found;
+  for (int gpu : spares_lost)
+    notes_.push_back(
+        {next_, "recovery", "gpu " + std::to_string(gpu) + " failed: a spare, out of the pool"});
   if (lost.empty()) return true;  // only spares failed: the iteration runs as it would have
   auto failed = [&](int gpu) {
     return std::find(failed_gpus.begin(), failed_gpus.end(), gpu) != failed_gpus.end();

@@ -153,3 +153,94 @@ TEST_CASE("fault targets: a kill of a rank that does not exist, more spares than
   CHECK_THROWS_WITH_AS(faults_from_yaml("{snapshot: {every: -1}}"),
                        doctest::Contains("faults.snapshot.every"), core::InputError);
 }
+
+namespace {
+
+// Two ranks on GPUs 0 and 1 (host 0); GPU 2 on host 1 spare unless
+// `spare` is false (then it is rank-less but not offered). The step of
+// iteration 3 reports `failure` once; every other step is 1 ms.
+class PlacedBackend : public RecordingBackend {
+ public:
+  PlacedBackend(core::FailureSeen failure, bool spare)
+      : failure_(std::move(failure)), spare_(spare) {}
+  core::Capabilities capabilities() const override {
+    core::Capabilities caps = RecordingBackend::capabilities();
+    caps.ranks = 2;
+    caps.gpu_of_rank = {0, moved_to_ >= 0 ? moved_to_ : 1};
+    if (spare_ && moved_to_ < 0) caps.spare_gpus = {2};
+    caps.place_of_gpu = {{0, 0}, {0, 0}, {1, 0}};
+    return caps;
+  }
+  core::StepReport step(const core::ParallelPlan& plan) override {
+    core::StepReport r = RecordingBackend::step(plan);
+    if (r.iteration == 3 && !failed_) {
+      failed_ = true;
+      r.failures.push_back(failure_);
+    }
+    return r;
+  }
+  void apply(const core::Directive& d) override {
+    RecordingBackend::apply(d);
+    if (const auto* m = std::get_if<core::RemapDirective>(&d.action)) moved_to_ = m->spare_gpu;
+  }
+
+ private:
+  core::FailureSeen failure_;
+  bool spare_;
+  bool failed_ = false;
+  int moved_to_ = -1;
+};
+
+// Steps until the run ends or 6 iterations are done.
+bool run_six(core::JobRunner& runner) {
+  runner.set_snapshot_every(2, "test");
+  runner.set_recovery(10);
+  while (runner.next_iteration() < 6)
+    if (!runner.step()) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("recovery: a failed GPU's rank moves onto the spare and the newest snapshot returns") {
+  PlacedBackend backend({"fail", "gpu 1", 0, 3}, true);
+  core::JobRunner runner(backend, plan_of(1, 2, 2));
+  CHECK(run_six(runner));
+  // v2 taken before iteration 2; GPU 1 fails in iteration 3: rank 1 onto
+  // GPU 2, v2 restored, iterations 2-5 run (again): 3 + 4 = 7 steps done.
+  CHECK(runner.restarts() == 1);
+  CHECK(runner.iterations() == 7);
+  std::vector<std::string> kinds;
+  for (const auto& t : runner.directives()) kinds.push_back(core::kind_name(t.directive.action));
+  CHECK(kinds == std::vector<std::string>{"snapshot", "remap", "restore", "snapshot"});
+  const auto& remap = std::get<core::RemapDirective>(runner.directives()[1].directive.action);
+  CHECK(remap.rank == 1);
+  CHECK(remap.spare_gpu == 2);
+  CHECK(runner.directives()[1].source == core::DirectiveSource::Recovery);
+  // GPU 2 is on another host of the same rack (rack 0 holds both hosts).
+  CHECK(runner.directives()[1].directive.reason == "gpu 1 failed; spare on same rack");
+}
+
+TEST_CASE("recovery: a failed GPU with no spare and no shrink ends the run, saying why") {
+  PlacedBackend backend({"fail", "gpu 1", 0, 3}, false);
+  core::JobRunner runner(backend, plan_of(1, 2, 2));
+  CHECK_FALSE(run_six(runner));
+  CHECK(runner.restarts() == 0);
+  REQUIRE_FALSE(runner.notes().empty());
+  CHECK(runner.notes().back().message ==
+        "gpu 1 failed; no spare GPU and no smaller plan: the run ends");
+}
+
+TEST_CASE("recovery: a failed spare only leaves the pool, another failure is not recovered") {
+  PlacedBackend spare({"fail", "gpu 2", 0, 3}, true);
+  core::JobRunner on(spare, plan_of(1, 2, 2));
+  CHECK(run_six(on));
+  // Nothing restored: iteration 3 is simply stepped again, 6 steps in all.
+  CHECK(on.restarts() == 0);
+  CHECK(on.iterations() == 6);
+  REQUIRE(on.notes().size() == 1);
+  CHECK(on.notes()[0].message == "gpu 2 failed: a spare, out of the pool");
+  PlacedBackend link({"fail", "link leaf0-spine1", 0, 3}, true);
+  core::JobRunner ends(link, plan_of(1, 2, 2));
+  CHECK_FALSE(run_six(ends));
+}
