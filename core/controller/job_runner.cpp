@@ -59,7 +59,7 @@ void JobRunner::set_faults(const Scenario& scenario) {
                       scenario.topology.gpu_count());
   set_snapshot_every(scenario.faults->snapshot.every, "faults.snapshot.every");
   if (scenario.faults->snapshot.every > 0) {
-    set_recovery(std::numeric_limits<int>::max());
+    set_recovery(scenario.faults->max_restarts.value_or(std::numeric_limits<int>::max()));
     set_shrink(planner_input_of(scenario));
   }
 }

@@ -77,8 +77,9 @@ class JobRunner {
   /// The scenario's faults section: checks its targets against the job
   /// (check_fault_targets with Capabilities::ranks and the cluster's GPUs)
   /// and schedules faults.snapshot.every; with snapshots on, failures are
-  /// recovered (set_recovery, no limit) and the job may shrink (set_shrink
-  /// with the scenario's planner input).
+  /// recovered (set_recovery, up to faults.max_restarts times, default no
+  /// limit) and the job may shrink (set_shrink with the scenario's planner
+  /// input).
   void set_faults(const Scenario& scenario);
   /// A snapshot directive (version = the iteration) before iterations k, 2k, ...;
   /// 0: none. Throws InputError when the backend cannot take snapshots

@@ -284,6 +284,7 @@ FaultConfig read_fault_config(YamlFields& f) {
   c.reinit_ns = optional_duration(f, "reinit", c.reinit_ns);
   c.repair_ns = optional_duration(f, "repair", c.repair_ns);
   c.spares = nonnegative_int(f, "spares", 0);
+  if (f.has("max_restarts")) c.max_restarts = nonnegative_int(f, "max_restarts", 0);
   if (auto unit = f.optional_string("replace")) {
     if (*unit != "host" && *unit != "gpu")
       f.fail("replace", "expected host or gpu, found '" + *unit + "'");

@@ -134,6 +134,9 @@ struct FaultConfig {
   TimeNs reinit_ns = 20 * kNsPerS;             // restart ranks on spares, rebuild communicators
   TimeNs repair_ns = 48 * 3600 * kNsPerS;      // failed hardware back in the spare pool
   int spares = 0;                              // spare GPUs (whole spare hosts)
+  /// Recoveries a run through the one loop makes before a failure ends it
+  /// (torchrun's --max-restarts); none: no limit.
+  std::optional<int> max_restarts;
   /// What a failed or slow GPU (or NIC) takes out of the job: its whole host
   /// (the node is drained and its ranks move together to a spare host, so
   /// tensor-parallel groups stay on NVLink: how large jobs are run), or the

@@ -238,3 +238,26 @@ TEST_CASE("a restore after a shrink waits for detection but does not rebuild twi
     CHECK(r.applied.back().ns == copy_ns + (shrink ? 30 : 50) * core::kNsPerS);
   }
 }
+
+TEST_CASE("faults.max_restarts bounds the recoveries, and is read as a count") {
+  // Two kills (rank 1 before 5, rank 2 before 7), snapshots every 2: with
+  // max_restarts 1 the first is recovered (v4 restored) and the second
+  // ends the run; without the field both are recovered.
+  const std::string two_kills =
+      "faults={snapshot: {every: 2}, events: [{kind: kill, rank: 1, at_iteration: 5}, "
+      "{kind: kill, rank: 2, at_iteration: 7}]";
+  const sim::RunSummary bounded = sim::run_scenario(
+      core::load_scenario(kSmall, {two_kills + ", max_restarts: 1}", "run.iterations=10"}));
+  CHECK(bounded.restarts == 1);
+  CHECK(bounded.failures.size() == 2);
+  CHECK(bounded.ended_on_failure);
+  const sim::RunSummary free =
+      sim::run_scenario(core::load_scenario(kSmall, {two_kills + "}", "run.iterations=10"}));
+  CHECK(free.restarts == 2);
+  CHECK_FALSE(free.ended_on_failure);
+  CHECK_THROWS_WITH_AS(
+      core::load_scenario(kSmall, {"faults={max_restarts: -1}"}),
+      doctest::Contains("faults.max_restarts (set on the command line): expected a non-negative "
+                        "integer, found '-1'"),
+      core::InputError);
+}
