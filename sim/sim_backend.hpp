@@ -53,6 +53,12 @@ class SimBackend : public core::Backend {
     slowdowns_ = std::move(slowdowns);
     last_key_.reset();
   }
+  /// `gpu` fails now, as a fail event would (contract harnesses): the next
+  /// step reports it.
+  void fail_gpu(int gpu) {
+    gpu_failures_.insert(gpu_failures_.begin() + static_cast<std::ptrdiff_t>(gpu_failures_fired_),
+                         GpuFailure{now_ns_, {gpu}});
+  }
   /// Uses `profile` instead of the cost model's work profile (tests and
   /// contract harnesses that need arithmetic-exact stage times).
   void set_profile(core::WorkProfile profile) {

@@ -84,7 +84,14 @@ void JobRunner::set_recovery(int max_restarts) {
 }
 
 void JobRunner::set_shrink(PlannerInput base) {
-  shrink_base_ = std::move(base);
+  set_shrink(
+      [base = std::move(base)](const ParallelPlan& current, const std::vector<int>& stranded) {
+        return shrink_and_replan(base, current, stranded);
+      });
+}
+
+void JobRunner::set_shrink(ShrinkChoice choose) {
+  shrink_ = std::move(choose);
 }
 
 namespace {
@@ -163,7 +170,7 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   }
   std::optional<ShrinkResult> shrunk;
   if (!stranded.empty()) {
-    if (shrink_base_) shrunk = shrink_and_replan(*shrink_base_, plan(), stranded);
+    if (shrink_) shrunk = shrink_(plan(), stranded);
     if (!shrunk) {
       notes_.push_back({at, "recovery", why + "; no spare GPU and no smaller plan: the run ends"});
       return false;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "core/controller/controller.hpp"
 #include "core/cost/cost_inputs.hpp"
 #include "core/planner/planner.hpp"
+#include "core/snapshot/shrink.hpp"
 
 namespace parashift::core {
 
@@ -108,6 +110,12 @@ class JobRunner {
   /// tp, pp and cp kept, each replica's batch kept), applied as a
   /// ReplanDirective before the restore.
   void set_shrink(PlannerInput base);
+  /// The same with the shrink's choice given: the plan on the GPUs left
+  /// for `current` without the replicas of `stranded_ranks` (none: the run
+  /// ends). Tests and harnesses whose job is no model the planner knows.
+  using ShrinkChoice = std::function<std::optional<ShrinkResult>(
+      const ParallelPlan& current, const std::vector<int>& stranded_ranks)>;
+  void set_shrink(ShrinkChoice choose);
 
   /// One iteration: scheduled directives, backend.step, observe, apply.
   /// Returns false when the report carried failures it did not recover
@@ -146,7 +154,7 @@ class JobRunner {
   int snapshot_every_ = 0;
   std::optional<std::int64_t> last_snapshot_;  // the newest version taken
   int max_restarts_ = -1;                      // -1: no recovery
-  std::optional<PlannerInput> shrink_base_;    // none: a failed GPU with no spare ends the run
+  ShrinkChoice shrink_;                        // empty: a failed GPU with no spare ends the run
   int restarts_ = 0;
   std::vector<TakenDirective> scheduled_;
   std::vector<PolicyNote> notes_;

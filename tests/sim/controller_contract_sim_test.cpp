@@ -20,7 +20,7 @@ class SimHarness {
     scenario_.model = synthetic_model(c.layers);
     scenario_.name = "contract";
     scenario_.device = core::device_preset("h100-sxm-80gb");
-    scenario_.topology = star(c.plan.gpus(), 100e9, 1'000);
+    scenario_.topology = star(c.plan.gpus() + c.spare_gpus, 100e9, 1'000);
     scenario_.training.global_batch = c.plan.global_batch;
     scenario_.training.seq_len = 1024;
     scenario_.plan = c.plan;
@@ -48,6 +48,8 @@ class SimHarness {
     events_.push_back(slow);
     reload();
   }
+  void fail_gpu(int gpu) { backend_->fail_gpu(gpu); }
+  int gpu_of_rank(int rank) const { return backend_->gpu_of_rank(rank); }
   core::JobModel job(std::int64_t total_iterations) const {
     return contract_job(case_, total_iterations);
   }

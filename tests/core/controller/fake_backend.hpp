@@ -3,7 +3,13 @@
 // (1 + jitter * u), u uniform in [-1, 1) from a seeded generator, and an
 // iteration time from the same pipeline formula the controller predicts with
 // (pipeline_model.hpp). It applies RepartitionDirective, RebalanceDirective
-// and ReplanDirective (same ranks: the new plan's even splits).
+// and ReplanDirective (the new plan's even splits; another number of ranks
+// placed afresh on the GPUs that have not failed, in order), and for
+// recovery SnapshotDirective, RestoreDirective (the snapshot's iteration
+// runs next) and RemapDirective. Rank r starts on GPU r; the case's
+// spare_gpus follow, every GPU on a host of its own in one rack. A GPU
+// failed with fail_gpu() is reported by the next step ("fail gpu G"),
+// which does not run.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +27,7 @@ struct ContractCase {
   double jitter = 0.03;               // +-3% per rank per iteration
   std::uint64_t seed = 1;
   double params_per_gpu_layer = 1e8;
+  int spare_gpus = 0;  // GPUs beyond the plan's, free at the start
 };
 
 /// A case of pp stages, dp replicas, global_batch micro-batches of 1 and
@@ -43,6 +50,9 @@ class FakeBackend : public core::Backend {
   void apply(const core::Directive& directive) override;
 
   void set_slowdown(int rank, double factor) { slowdown_[static_cast<std::size_t>(rank)] = factor; }
+  /// `gpu` fails: reported by the next step, gone from then on.
+  void fail_gpu(int gpu) { failing_.push_back(gpu); }
+  int gpu_of_rank(int rank) const { return gpu_of_rank_[static_cast<std::size_t>(rank)]; }
   const std::vector<int>& layers_per_virtual_stage() const { return layers_; }
   const std::vector<int>& micro_batches() const { return micro_; }
 
@@ -55,6 +65,10 @@ class FakeBackend : public core::Backend {
   std::vector<double> slowdown_;
   std::uint64_t rng_;
   std::int64_t iteration_ = 0;
+  std::vector<int> gpu_of_rank_;
+  std::vector<bool> dead_;  // by GPU
+  std::vector<int> failing_;
+  std::vector<std::int64_t> snapshots_;
 };
 
 /// What the controller is told of a contract case's job (every harness).
@@ -68,6 +82,8 @@ class FakeHarness {
   explicit FakeHarness(const ContractCase& c) : case_(c), backend_(c) {}
   core::Backend& backend() { return backend_; }
   void slow_down(int rank, double factor) { backend_.set_slowdown(rank, factor); }
+  void fail_gpu(int gpu) { backend_.fail_gpu(gpu); }
+  int gpu_of_rank(int rank) const { return backend_.gpu_of_rank(rank); }
   /// What the controller is told of the job.
   core::JobModel job(std::int64_t total_iterations) const;
   core::TimeNs layer_ns() const { return case_.layer_ns; }

@@ -109,8 +109,14 @@ TEST_CASE(
   CHECK(versions == std::vector<long long>{9, 12});
   CHECK(runner.iterations() == 7);  // 6..12
 
-  test::FakeBackend fake(test::ContractCase{plan_of(1, 1, 1), 1});
-  core::JobRunner no_snapshots(fake, plan_of(1, 1, 1));
+  struct NoSnapshots : RecordingBackend {
+    core::Capabilities capabilities() const override {
+      core::Capabilities caps = RecordingBackend::capabilities();
+      caps.snapshots_to_host = false;
+      return caps;
+    }
+  } bare;
+  core::JobRunner no_snapshots(bare, plan_of(1, 1, 1));
   CHECK_THROWS_WITH_AS(no_snapshots.set_snapshot_every(2, "faults.snapshot.every"),
                        doctest::Contains("faults.snapshot.every: this backend cannot take"),
                        core::InputError);
