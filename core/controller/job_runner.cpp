@@ -138,10 +138,8 @@ std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& 
 }  // namespace
 
 bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
-  if (max_restarts_ < 0 || restarts_ >= max_restarts_ || !last_snapshot_) return false;
+  if (max_restarts_ < 0) return false;
   const Capabilities caps = backend_.capabilities();
-  // Logged before the iteration that runs next: the snapshot's.
-  const std::int64_t at = *last_snapshot_;
   std::vector<int> failed_gpus, spares_lost;
   const std::optional<std::vector<LostRank>> found =
       lost_ranks(failures, caps, failed_gpus, spares_lost);
@@ -150,7 +148,11 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   for (int gpu : spares_lost)
     notes_.push_back(
         {next_, "recovery", "gpu " + std::to_string(gpu) + " failed: a spare, out of the pool"});
-  if (lost.empty()) return true;  // only spares failed: the iteration runs as it would have
+  // Only spares failed: nothing to restore, the iteration runs as it would have.
+  if (lost.empty()) return true;
+  if (restarts_ >= max_restarts_ || !last_snapshot_) return false;
+  // Logged before the iteration that runs next: the snapshot's.
+  const std::int64_t at = *last_snapshot_;
   auto failed = [&](int gpu) {
     return std::find(failed_gpus.begin(), failed_gpus.end(), gpu) != failed_gpus.end();
   };

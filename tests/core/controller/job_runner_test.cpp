@@ -164,11 +164,13 @@ namespace {
 
 // Two ranks on GPUs 0 and 1 (host 0); GPU 2 on host 1 spare unless
 // `spare` is false (then it is rank-less but not offered). The step of
-// iteration 3 reports `failure` once; every other step is 1 ms.
+// iteration 3 (or `at`) reports `failure` once; every other step is 1 ms.
 class PlacedBackend : public RecordingBackend {
  public:
   PlacedBackend(core::FailureSeen failure, bool spare)
       : failure_(std::move(failure)), spare_(spare) {}
+  PlacedBackend(core::FailureSeen failure, bool spare, std::int64_t at)
+      : failure_(std::move(failure)), spare_(spare), at_(at) {}
   core::Capabilities capabilities() const override {
     core::Capabilities caps = RecordingBackend::capabilities();
     caps.ranks = 2;
@@ -179,7 +181,7 @@ class PlacedBackend : public RecordingBackend {
   }
   core::StepReport step(const core::ParallelPlan& plan) override {
     core::StepReport r = RecordingBackend::step(plan);
-    if (r.iteration == 3 && !failed_) {
+    if (r.iteration == at_ && !failed_) {
       failed_ = true;
       r.failures.push_back(failure_);
     }
@@ -193,6 +195,7 @@ class PlacedBackend : public RecordingBackend {
  private:
   core::FailureSeen failure_;
   bool spare_;
+  std::int64_t at_ = 3;
   bool failed_ = false;
   int moved_to_ = -1;
 };
@@ -246,6 +249,11 @@ TEST_CASE("recovery: a failed spare only leaves the pool, another failure is not
   CHECK(on.iterations() == 6);
   REQUIRE(on.notes().size() == 1);
   CHECK(on.notes()[0].message == "gpu 2 failed: a spare, out of the pool");
+  // The same before any snapshot: still nothing to restore, the run goes on.
+  PlacedBackend early({"fail", "gpu 2", 0, 1}, true, 1);
+  core::JobRunner before(early, plan_of(1, 2, 2));
+  CHECK(run_six(before));
+  CHECK(before.iterations() == 6);
   PlacedBackend link({"fail", "link leaf0-spine1", 0, 3}, true);
   core::JobRunner ends(link, plan_of(1, 2, 2));
   CHECK_FALSE(run_six(ends));
