@@ -26,9 +26,19 @@ const std::vector<core::FaultEvent>& events_of(const core::Scenario& s) {
   return s.faults ? s.faults->events : none;
 }
 
-std::optional<topo::Topology> truth_links(const core::Scenario& s) {
-  if (s.truth.intra_node_bandwidth == 1.0 && s.truth.inter_node_bandwidth == 1.0) return {};
-  return s.truth.topology(s.topology);
+std::optional<int> hosts_per_rack(const core::Scenario& s) {
+  return s.faults ? s.faults->hosts_per_rack : std::nullopt;
+}
+
+// The simulated cluster when it differs from the scenario's topology: the
+// spare hosts added, the truth's link rates applied.
+std::optional<topo::Topology> own_topology(const core::Scenario& s, const ClusterSlots& slots) {
+  const bool truth_links =
+      s.truth.intra_node_bandwidth != 1.0 || s.truth.inter_node_bandwidth != 1.0;
+  if (slots.spare_gpus.empty() && !truth_links) return {};
+  if (slots.spare_gpus.empty()) return s.truth.topology(s.topology);
+  topo::Topology with_spares = topology_with_spares(s.topology, slots);
+  return truth_links ? s.truth.topology(with_spares) : with_spares;
 }
 
 // The GPUs each fail event of `s` takes, by time: a GPU or its NIC (one per
@@ -51,21 +61,25 @@ std::vector<int> gpus_taken(const FailureEvent& f, const topo::Topology& t,
 
 SimBackend::SimBackend(const core::Scenario& scenario)
     : scenario_(scenario),
-      truth_topology_(truth_links(scenario)),
+      slots_(make_cluster_slots(scenario.topology, scenario.faults ? scenario.faults->spares : 0,
+                                hosts_per_rack(scenario))),
+      own_topology_(own_topology(scenario, slots_)),
       truth_device_(scenario.truth.device(scenario.device)),
-      paths_(truth_topology_ ? *truth_topology_ : scenario.topology),
+      paths_(own_topology_ ? *own_topology_ : scenario.topology),
       slowdowns_(events_of(scenario), paths_.topology(), scenario.run.seed) {
   for (core::DeviceGroup g : scenario.device_groups) {
     g.device = scenario.truth.device(g.device);
     truth_groups_.push_back(std::move(g));
   }
-  const topo::Topology& t = scenario.topology;
+  const topo::Topology& t = paths_.topology();
+  const core::FailureDomains& domains = slots_.domains;
+  // A last spare host only partly spare: its other GPUs hold no rank and are
+  // no spare (out of the pool from the start, as failed ones are).
   dead_.assign(static_cast<std::size_t>(t.gpu_count()), false);
-  const core::FailureDomains domains =
-      core::failure_domains(t, scenario.faults ? scenario.faults->hosts_per_rack : std::nullopt);
   for (int g = 0; g < t.gpu_count(); ++g) {
     const int host = t.host_of_gpu(g);
     place_of_gpu_.push_back({host, domains.rack_of_host[static_cast<std::size_t>(host)]});
+    if (g >= slots_.gpus()) dead_[static_cast<std::size_t>(g)] = true;
   }
   if (!scenario.faults) return;
   for (const core::FaultEvent& e : scenario.faults->events) {
@@ -288,7 +302,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   }
   const double iteration_s = core::ns_to_s(last_->iteration_ns);
   for (const LinkUse& use : last_->links) {
-    report.links.push_back({scenario_.topology.link(use.link).name, use.bytes,
+    report.links.push_back({paths_.topology().link(use.link).name, use.bytes,
                             core::ns_to_s(use.busy_ns) / iteration_s});
   }
   return report;

@@ -21,6 +21,7 @@
 #include "core/backend.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/scenario/scenario.hpp"
+#include "sim/faults/cluster_slots.hpp"
 #include "sim/iteration.hpp"
 #include "sim/path_model.hpp"
 #include "sim/slowdowns.hpp"
@@ -115,9 +116,13 @@ class SimBackend : public core::Backend {
   };
 
   const core::Scenario& scenario_;
-  // The cluster as it really is (scenario.truth): its links when the truth
-  // changes their rates, and its device efficiencies. The policy sees the preset.
-  std::optional<topo::Topology> truth_topology_;
+  // The GPU slots: the topology's and `faults.spares` spare GPUs on spare
+  // hosts, their hosts and racks.
+  ClusterSlots slots_;
+  // The cluster as it really is, when it differs from scenario.topology: the
+  // spare hosts in the graph, the truth's link rates (scenario.truth); and its
+  // device efficiencies. The policy sees the preset.
+  std::optional<topo::Topology> own_topology_;
   core::DeviceSpec truth_device_;
   // The device groups as they really are (`cluster.groups` with the truth's factors).
   std::vector<core::DeviceGroup> truth_groups_;

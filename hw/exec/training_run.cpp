@@ -11,6 +11,11 @@ namespace parashift::hw {
 double scenario_slowdown(const core::Scenario& scenario, int rank) {
   double factor = 1.0;
   if (!scenario.faults) return factor;
+  if (scenario.faults->spares > 0)
+    throw core::InputError(scenario.faults->spares_where +
+                           ": the executor keeps no spare GPUs beside its ranks; on hardware the "
+                           "spares are nodes (run --elastic --spares N); expected 0 here, or "
+                           "play it with `parashift simulate` or `faults`");
   for (const core::FaultEvent& e : scenario.faults->events) {
     if (e.kind == core::FaultEventKind::Kill) continue;  // run_training: the rank dies
     if (e.kind != core::FaultEventKind::Slow)

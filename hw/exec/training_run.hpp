@@ -71,7 +71,8 @@ struct TrainingRunResult {
 /// This rank's compute slowdown from the scenario's slow events (gpu = rank).
 /// The executor runs them for the whole run: an event with a start (`at`) or
 /// a `duration` is an InputError naming it, as is any event other than slow
-/// and kill (fail, degrade, background, tenant, jitter: the simulator's).
+/// and kill (fail, degrade, background, tenant, jitter: the simulator's), and
+/// so is `faults.spares` (the executor's spares are --elastic --spares nodes).
 double scenario_slowdown(const core::Scenario& scenario, int rank);
 
 /// Collective over `world`. `on_iteration` (may be empty) is called on every

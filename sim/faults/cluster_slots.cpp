@@ -1,5 +1,7 @@
 #include "sim/faults/cluster_slots.hpp"
 
+#include "topologies/spare_hosts.hpp"
+
 namespace parashift::sim {
 
 core::GpuPlace ClusterSlots::place_of(int gpu) const {
@@ -38,6 +40,15 @@ ClusterSlots make_cluster_slots(const topo::Topology& topology, int spares,
     }
   }
   return s;
+}
+
+topo::Topology topology_with_spares(const topo::Topology& topology, const ClusterSlots& slots) {
+  std::vector<int> templates;
+  for (int h = slots.topology_hosts; h < slots.hosts(); ++h) {
+    const int rack = slots.domains.rack_of_host[static_cast<std::size_t>(h)];
+    templates.push_back(slots.domains.hosts_of_rack[static_cast<std::size_t>(rack)].front());
+  }
+  return topo::with_spare_hosts(topology, templates);
 }
 
 }  // namespace parashift::sim

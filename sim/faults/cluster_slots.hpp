@@ -31,4 +31,10 @@ struct ClusterSlots {
 ClusterSlots make_cluster_slots(const topo::Topology& topology, int spares,
                                 std::optional<int> hosts_per_rack);
 
+/// The topology with the slots' spare hosts in the graph, each a copy of the
+/// first host of its rack (how the campaign times flows to it), for the
+/// simulator to run ranks on. A last spare host holding fewer than
+/// gpus_per_host spares is a whole host: its extra GPUs are not spares.
+topo::Topology topology_with_spares(const topo::Topology& topology, const ClusterSlots& slots);
+
 }  // namespace parashift::sim

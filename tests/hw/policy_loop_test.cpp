@@ -126,6 +126,15 @@ TEST_CASE("the executor refuses the events it cannot play on itself, naming the 
   }
 }
 
+TEST_CASE("the executor refuses faults.spares: its spares are --elastic nodes") {
+  const core::Scenario scenario = core::load_scenario(
+      PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml", {"faults.spares=2"});
+  CHECK_THROWS_WITH_AS(hw::scenario_slowdown(scenario, 0),
+                       doctest::Contains("faults.spares (set on the command line): the executor "
+                                         "keeps no spare GPUs beside its ranks"),
+                       core::InputError);
+}
+
 TEST_CASE("the one loop re-plans the executor live: tp2 pp2 to dp4 before iteration 2") {
   // A scheduled re-plan goes through the runner as a decided one does: the
   // backend re-shards, and the runner steps the new plan from then on.

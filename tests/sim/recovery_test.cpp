@@ -64,51 +64,59 @@ TEST_CASE("a killed rank with no spare restarts in place from the newest snapsho
   CHECK(killed.lost_ns() == 50 * core::kNsPerS + 5 * copy_ns + iteration_ns);
 }
 
+namespace {
+
+// small.yaml (tp2 pp2 dp4, 16 GPUs on 2 nodes) for 10 iterations with
+// snapshots every 2 and the fault events `events`; with `spares` 8, a
+// spare node (GPUs 16-23) cabled like node 0.
+core::Scenario failing(const std::string& events, int spares = 0) {
+  return core::load_scenario(kSmall, {"faults={snapshot: {every: 2}, spares: " +
+                                          std::to_string(spares) + ", events: [" + events + "]}",
+                                      "run.iterations=10"});
+}
+
+}  // namespace
+
 TEST_CASE("a killed rank moves onto a spare GPU on another host, and its group slows") {
-  // 3 nodes of 8 GPUs; the job (tp2 pp2 dp4, 16 ranks) fills nodes 0 and
-  // 1, node 2 is spare. Loaded with dp6 to fill the cluster, then set to
-  // dp4 to leave a node free (the scenario's check wants every GPU used).
-  core::Scenario s =
-      core::load_scenario(kSmall, {kKill, "run.iterations=10", "cluster.topology.nodes=3",
-                                   "plan.dp=6", "training.global_batch=48"});
-  s.plan.dp = 4;
-  s.plan.global_batch = 32;
-  s.training.global_batch = 32;
-  const sim::RunSummary run = sim::run_scenario(s);
+  // faults.spares 8: one spare node, GPUs 16-23, beside the job's 2.
+  const sim::RunSummary run =
+      sim::run_scenario(failing("{kind: kill, rank: 1, at_iteration: 5}", 8));
   CHECK(run.restarts == 1);
   const auto remaps = of_kind<core::RemapDirective>(run);
   REQUIRE(remaps.size() == 1);
   const auto& remap = std::get<core::RemapDirective>(remaps[0].directive.action);
   CHECK(remap.rank == 1);
-  CHECK(remap.spare_gpu >= 16);  // on node 2
-  CHECK(remap.spare_gpu < 24);
+  CHECK(remap.spare_gpu == 16);  // the nearest: the first GPU of the spare node
   CHECK(remaps[0].iteration == 4);
   // Rank 1's tensor-parallel partner (rank 0) stays on node 0: their
   // all-reduces now cross the network instead of NVLink, so the iterations
   // after the restore are slower than the healthy one.
   CHECK(run.last.iteration_ns > run.healthy_iteration_ns);
+
+  // The spare node is a copy of node 0 on the same rail leaves: the run is
+  // the one on a 3-node cluster whose node 2 holds no rank, to the
+  // nanosecond (loaded with dp6 to fill it, as the scenario's check wants,
+  // then set to dp4).
+  core::Scenario three = core::load_scenario(
+      kSmall,
+      {"faults={snapshot: {every: 2}, events: [{kind: kill, rank: 1, at_iteration: 5}]}",
+       "run.iterations=10", "cluster.topology.nodes=3", "plan.dp=6", "training.global_batch=48"});
+  three.plan.dp = 4;
+  three.plan.global_batch = 32;
+  three.training.global_batch = 32;
+  const sim::RunSummary on_three = sim::run_scenario(three);
+  CHECK(on_three.total_ns == run.total_ns);
+  CHECK(on_three.last.iteration_ns == run.last.iteration_ns);
 }
 
-namespace {
-
-// small.yaml (tp2 pp2 dp4, 16 GPUs on 2 nodes) for 10 iterations with
-// snapshots every 2 and the fault events `events`, on `nodes` nodes: with
-// 3, the job fills nodes 0 and 1 and node 2 (GPUs 16-23) is spare (loaded
-// with dp6 to fill the cluster, as the scenario's check wants, then set
-// back to dp4).
-core::Scenario failing(const std::string& events, int nodes = 2) {
-  const std::string faults = "faults={snapshot: {every: 2}, events: [" + events + "]}";
-  if (nodes == 2) return core::load_scenario(kSmall, {faults, "run.iterations=10"});
-  core::Scenario s = core::load_scenario(
-      kSmall, {faults, "run.iterations=10", "cluster.topology.nodes=" + std::to_string(nodes),
-               "plan.dp=" + std::to_string(2 * nodes), "training.global_batch=48"});
-  s.plan.dp = 4;
-  s.plan.global_batch = 32;
-  s.training.global_batch = 32;
-  return s;
+TEST_CASE("spares change nothing while no rank needs one") {
+  // The same healthy run with and without a spare node: the spare's links
+  // carry nothing and the job's routes are unchanged.
+  const sim::RunSummary none = sim::run_scenario(failing("", 0));
+  const sim::RunSummary spared = sim::run_scenario(failing("", 8));
+  CHECK(spared.total_ns == none.total_ns);
+  CHECK(spared.directives.size() == none.directives.size());
 }
-
-}  // namespace
 
 TEST_CASE("a failed GPU with no spare left shrinks the job by its replica and the run goes on") {
   // GPU 3 fails at 1 s: iteration 1 starts at one healthy iteration
@@ -143,7 +151,7 @@ TEST_CASE("a failed GPU with no spare left shrinks the job by its replica and th
 }
 
 TEST_CASE("a failed GPU's rank moves onto a spare, and a failed spare only leaves the pool") {
-  // 3 nodes, the job on nodes 0 and 1. GPU 16 (the first spare, on node 2)
+  // A spare node beside the job's 2. GPU 16 (the first spare, on node 2)
   // fails at 1 s: no rank ran there, so nothing is restored and the run
   // goes on. GPU 1 fails at 3 s: its rank 1 moves onto node 2, the nearest
   // spare left, GPU 17 (GPU 16 is gone), and the newest snapshot is restored.
@@ -181,7 +189,7 @@ TEST_CASE("a failed node that takes a stage of every replica ends the run") {
 
 TEST_CASE("the simulator keeps a failed GPU out of spares, remaps and re-plans") {
   // GPU 20 (spare, node 2) fails at 0 s: reported before iteration 0.
-  const core::Scenario s = failing("{kind: fail, target: gpu, id: 20, at: 0s}", 3);
+  const core::Scenario s = failing("{kind: fail, target: gpu, id: 20, at: 0s}", 8);
   sim::SimBackend backend(s);
   REQUIRE(backend.capabilities().spare_gpus.size() == 8);  // GPUs 16-23 before it is seen
   const core::StepReport failed = backend.step(s.plan);

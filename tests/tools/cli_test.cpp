@@ -408,6 +408,25 @@ TEST_CASE("simulate shrinks the job when a GPU fails and no spare is left") {
   CHECK(r.out.find("recovered: fail gpu 3 at iteration 2\n") != std::string::npos);
 }
 
+TEST_CASE("simulate moves a failed GPU's rank onto a spare node from faults.spares") {
+  // The same failure with faults.spares 8: a spare node (GPUs 16-23) beside
+  // the job's two, so rank 3 moves onto GPU 16, the job keeps dp 4 and no
+  // re-plan happens; a spare count above the cluster's GPUs is refused.
+  const Result r = cli({"simulate", kData + "small.yaml", "--set", "run.iterations=10", "--set",
+                        "faults={snapshot: {every: 2}, spares: 8, events: [{kind: fail, target: "
+                        "gpu, id: 3, at: 1s}]}"});
+  INFO(r.out, r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("remap rank 3 -> gpu 16 (gpu 3 failed; spare on same rack") !=
+        std::string::npos);
+  CHECK(r.out.find("shrink") == std::string::npos);
+  CHECK(r.out.find("recovered: fail gpu 3 at iteration 2\n") != std::string::npos);
+  const Result bad = cli({"simulate", kData + "small.yaml", "--set", "faults.spares=17"});
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("faults.spares (set on the command line): 17 spares, but the cluster has "
+                     "16 GPUs") != std::string::npos);
+}
+
 TEST_CASE("run --backend sim recovers a killed rank as simulate does, and ends without snapshots") {
   const std::string kill = "faults.events=[{kind: kill, rank: 1, at_iteration: 5}]";
   // Snapshots before iterations 2 and 4: rank 1 dies before 5, v4 is

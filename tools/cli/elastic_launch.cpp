@@ -39,6 +39,7 @@
 #include "core/errors.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
+#include "hw/exec/training_run.hpp"
 #include "hw/snapshot/shard_store.hpp"
 #include "hw/snapshot/snapshot_plan.hpp"
 #include "tools/cli/output_file.hpp"
@@ -201,6 +202,7 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
                            "--oversubscribe\")");
   // The scenario as the ranks will read it: its rank count, name and checks.
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
+  hw::scenario_slowdown(scenario, 0);  // the events and spares the ranks would refuse
   const int ranks = scenario.plan.gpus();
   const int per_node = opts.ranks_per_node > 0 ? opts.ranks_per_node : ranks;
   const std::string job = opts.job.empty() ? scenario.name : opts.job;
