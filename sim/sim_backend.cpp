@@ -15,46 +15,33 @@
 #include "core/snapshot/failure_domains.hpp"
 #include "core/snapshot/rank_state.hpp"
 #include "core/work_split.hpp"
-#include "sim/faults/failure_events.hpp"
 
 namespace parashift::sim {
-
-namespace {
 
 const std::vector<core::FaultEvent>& events_of(const core::Scenario& s) {
   static const std::vector<core::FaultEvent> none;
   return s.faults ? s.faults->events : none;
 }
 
+namespace {
+
 std::optional<int> hosts_per_rack(const core::Scenario& s) {
   return s.faults ? s.faults->hosts_per_rack : std::nullopt;
 }
 
 // The simulated cluster when it differs from the scenario's topology: the
-// spare hosts added, the truth's link rates applied.
+// spare hosts added, the truth's link rates applied, or links to fail.
 std::optional<topo::Topology> own_topology(const core::Scenario& s, const ClusterSlots& slots) {
   const bool truth_links =
       s.truth.intra_node_bandwidth != 1.0 || s.truth.inter_node_bandwidth != 1.0;
-  if (slots.spare_gpus.empty() && !truth_links) return {};
-  if (slots.spare_gpus.empty()) return s.truth.topology(s.topology);
-  topo::Topology with_spares = topology_with_spares(s.topology, slots);
-  return truth_links ? s.truth.topology(with_spares) : with_spares;
-}
-
-// The GPUs each fail event of `s` takes, by time: a GPU or its NIC (one per
-// GPU on these topologies) the GPU, a node its GPUs, a rack its hosts' GPUs.
-std::vector<int> gpus_taken(const FailureEvent& f, const topo::Topology& t,
-                            const core::FailureDomains& domains) {
-  std::vector<int> out;
-  for (int g = 0; g < t.gpu_count(); ++g) {
-    const int host = t.host_of_gpu(g);
-    const bool taken = f.kind == core::FailureKind::Node ? host == f.target
-                       : f.kind == core::FailureKind::Rack
-                           ? domains.rack_of_host[static_cast<std::size_t>(host)] == f.target
-                           : g == f.target;
-    if (taken) out.push_back(g);
-  }
-  return out;
+  bool links_fail = false;
+  for (const core::FaultEvent& e : events_of(s))
+    links_fail =
+        links_fail || (e.kind == core::FaultEventKind::Fail && e.target == core::FailureKind::Link);
+  if (slots.spare_gpus.empty() && !truth_links && !links_fail) return {};
+  topo::Topology base =
+      slots.spare_gpus.empty() ? s.topology : topology_with_spares(s.topology, slots);
+  return truth_links ? s.truth.topology(base) : base;
 }
 
 }  // namespace
@@ -81,48 +68,12 @@ SimBackend::SimBackend(const core::Scenario& scenario)
     place_of_gpu_.push_back({host, domains.rack_of_host[static_cast<std::size_t>(host)]});
     if (g >= slots_.gpus()) dead_[static_cast<std::size_t>(g)] = true;
   }
-  if (!scenario.faults) return;
-  for (const core::FaultEvent& e : scenario.faults->events) {
-    if (e.kind == core::FaultEventKind::Fail &&
-        (e.target == core::FailureKind::Link || e.target == core::FailureKind::Maintenance))
-      throw core::InputError(e.where + ": a failed " + core::to_string(e.target) +
-                             " is played by fault campaigns only (the simulator does not "
-                             "reroute or drain); run `parashift faults " +
-                             scenario.file + "`, or use gpu, nic, node or rack here");
-  }
-  const FailureTargets targets{t.gpu_count(), t.host_count(), fabric_links(t), domains.racks()};
-  for (const FailureEvent& f : scheduled_failures(*scenario.faults, targets, t))
-    gpu_failures_.push_back({f.at_ns, gpus_taken(f, t, domains)});
-}
-
-bool SimBackend::has_failures() const {
-  if (!gpu_failures_.empty()) return true;
-  for (const core::FaultEvent& e : events_of(scenario_))
-    if (e.kind == core::FaultEventKind::Kill) return true;
-  return false;
+  read_failures();
 }
 
 std::vector<int> SimBackend::placement(int ranks) const {
   std::vector<int> out(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) out[static_cast<std::size_t>(r)] = gpu_of_rank(r);
-  return out;
-}
-
-std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
-  std::vector<core::FailureSeen> out;
-  const int ranks = plan_now().gpus();
-  const std::vector<int> used = placement(ranks);
-  for (; gpu_failures_fired_ < gpu_failures_.size() &&
-         gpu_failures_[gpu_failures_fired_].at_ns <= now_ns_;
-       ++gpu_failures_fired_) {
-    for (int g : gpu_failures_[gpu_failures_fired_].gpus) {
-      if (dead_[static_cast<std::size_t>(g)]) continue;
-      dead_[static_cast<std::size_t>(g)] = true;
-      // A rank ran there: the restore after it waits for the detection and restart.
-      if (std::find(used.begin(), used.end(), g) != used.end()) failed_ = true;
-      out.push_back({"fail", "gpu " + std::to_string(g), now_ns_, iteration_});
-    }
-  }
   return out;
 }
 
@@ -190,18 +141,6 @@ TimeNs SimBackend::snapshot_copy_ns() const {
       core::rank_state(scenario_.model, plan, scenario_.training.seq_len).total_bytes());
 }
 
-std::optional<core::FailureSeen> SimBackend::kill_due() {
-  const auto& events = events_of(scenario_);
-  for (std::size_t k = 0; k < events.size(); ++k) {
-    const core::FaultEvent& e = events[k];
-    if (e.kind != core::FaultEventKind::Kill || e.at_iteration != iteration_) continue;
-    if (std::find(kills_fired_.begin(), kills_fired_.end(), k) != kills_fired_.end()) continue;
-    kills_fired_.push_back(k);  // once: a restored run replays the iteration
-    return core::FailureSeen{"kill", "rank " + std::to_string(e.rank), now_ns_, iteration_};
-  }
-  return std::nullopt;
-}
-
 core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   std::vector<core::FailureSeen> failures = gpu_failures_due();
   if (auto failure = kill_due()) {
@@ -230,7 +169,8 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
           layers_per_virtual_stage_,
           micro_batches_per_replica_,
           gpu_of_rank_,
-          cluster};
+          cluster,
+          links_down_};
   if (!last_key_ || !(*last_key_ == key)) {
     if (!last_key_ || !(last_key_->cluster.link_Bps == cluster.link_Bps)) {
       paths_.set_link_overrides(cluster.link_Bps);

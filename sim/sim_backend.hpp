@@ -28,6 +28,9 @@
 
 namespace parashift::sim {
 
+/// The scenario's fault events (none without a `faults:` section).
+const std::vector<core::FaultEvent>& events_of(const core::Scenario& s);
+
 /// The iteration's busy time per communication group (tp, cp, pp, dp),
 /// named as the hw executor's StepReport names them.
 std::vector<core::GroupComm> group_comm(const IterationResult& result,
@@ -93,6 +96,10 @@ class SimBackend : public core::Backend {
  private:
   /// apply() without the accounting of each directive's time.
   void apply_action(const core::Directive& directive);
+  /// The scenario's fail events, by time (the constructor's last part).
+  void read_failures();
+  /// Takes the cable of `link` out of service; returns the GPUs it cut off.
+  std::vector<int> take_link_down(int link);
   /// A scheduled kill event for the iteration about to run, each once.
   std::optional<core::FailureSeen> kill_due();
   /// The GPUs of fail events due before the iteration about to run, each
@@ -112,6 +119,7 @@ class SimBackend : public core::Backend {
     std::vector<int> micro_batches;
     std::vector<int> gpus;
     ClusterState cluster;
+    int links_down = 0;
     friend bool operator==(const Key&, const Key&) = default;
   };
 
@@ -137,9 +145,11 @@ class SimBackend : public core::Backend {
   struct GpuFailure {
     TimeNs at_ns = 0;
     std::vector<int> gpus;  // every GPU the failed component takes
+    int link = -1;          // a failed link: its id
   };
   std::vector<GpuFailure> gpu_failures_;  // by time
   std::size_t gpu_failures_fired_ = 0;
+  int links_down_ = 0;                        // cables failed so far
   std::vector<bool> dead_;                    // by GPU: failed for good
   std::vector<core::GpuPlace> place_of_gpu_;  // by GPU: its host and rack
   std::optional<Key> last_key_;

@@ -39,6 +39,7 @@ void RouteCache::build(const Topology& topology) {
   out_begin_.assign(static_cast<std::size_t>(n) + 1, 0);
   in_begin_.assign(static_cast<std::size_t>(n) + 1, 0);
   for (const LinkInfo& l : links) {
+    if (l.down) continue;
     ++out_begin_[l.src + 1];
     ++in_begin_[l.dst + 1];
   }
@@ -46,13 +47,15 @@ void RouteCache::build(const Topology& topology) {
     out_begin_[v + 1] += out_begin_[v];
     in_begin_[v + 1] += in_begin_[v];
   }
-  out_target_.resize(links.size());
-  out_link_.resize(links.size());
-  in_source_.resize(links.size());
+  const auto up = static_cast<std::size_t>(out_begin_[static_cast<std::size_t>(n)]);
+  out_target_.resize(up);
+  out_link_.resize(up);
+  in_source_.resize(up);
   std::vector<int> out_fill(out_begin_.begin(), out_begin_.end() - 1);
   std::vector<int> in_fill(in_begin_.begin(), in_begin_.end() - 1);
   for (std::size_t e = 0; e < links.size(); ++e) {
     const LinkInfo& l = links[e];
+    if (l.down) continue;
     const int k = out_fill[l.src]++;
     out_target_[k] = l.dst;
     out_link_[k] = static_cast<LinkId>(e);

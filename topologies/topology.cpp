@@ -119,6 +119,11 @@ void Topology::set_link_bandwidth(LinkId e, double bandwidth_Bps) {
   links_.at(static_cast<std::size_t>(e)).bandwidth_Bps = bandwidth_Bps;
 }
 
+void Topology::set_link_down(LinkId e) {
+  links_.at(static_cast<std::size_t>(e)).down = true;
+  invalidate_routes();
+}
+
 int Topology::node_count() const {
   return static_cast<int>(boost::num_vertices(*graph_));
 }

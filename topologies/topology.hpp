@@ -49,6 +49,7 @@ struct LinkInfo {
   int dst = -1;
   double bandwidth_Bps = 0;
   std::int64_t latency_ns = 0;
+  bool down = false;  // failed: no route uses it (Topology::set_link_down)
 };
 
 using LinkId = int;
@@ -81,6 +82,9 @@ class Topology {
   std::pair<LinkId, LinkId> add_cable(int a, int b, double bandwidth_Bps, std::int64_t latency_ns);
   /// Changes one link's bandwidth (e.g. a degraded cable); routes are unchanged.
   void set_link_bandwidth(LinkId e, double bandwidth_Bps);
+  /// Takes one link out of service (a failed cable): routes are computed
+  /// again without it, and a GPU it cut off is unreachable (route throws).
+  void set_link_down(LinkId e);
   /// Checks the topology and derives the host layout. Throws TopologyError,
   /// prefixed with `where`, when: there is no GPU; GPU indices have gaps;
   /// some GPUs have a host and others not; hosts are not 0..H-1 or hold

@@ -109,17 +109,21 @@ std::optional<int> index_after(const std::string& component, const std::string& 
 
 // The ranks `failures` take out of the job: a killed rank, or the ranks on
 // a failed GPU (`failed_gpus` collects those GPUs, gone for good, and
-// `spares_lost` the failed ones no rank ran on); none: a failure of
-// another kind, which recovery does not handle.
+// `spares_lost` the failed ones no rank ran on); a failed link loses no
+// rank but stops the job (`links` collects it: every rank restarts); none:
+// a failure of another kind, which recovery does not handle.
 std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& failures,
                                                 const Capabilities& caps,
                                                 std::vector<int>& failed_gpus,
-                                                std::vector<int>& spares_lost) {
+                                                std::vector<int>& spares_lost,
+                                                std::vector<std::string>& links) {
   std::vector<LostRank> lost;
   for (const FailureSeen& f : failures) {
     const std::optional<int> rank = index_after(f.component, "rank ");
     const std::optional<int> gpu = index_after(f.component, "gpu ");
-    if (f.kind == "kill" && rank) {
+    if (f.kind == "fail" && f.component.rfind("link ", 0) == 0) {
+      links.push_back(f.component);
+    } else if (f.kind == "kill" && rank) {
       const auto r = static_cast<std::size_t>(*rank);
       lost.push_back({*rank, r < caps.gpu_of_rank.size() ? caps.gpu_of_rank[r] : *rank});
     } else if (f.kind == "fail" && gpu) {
@@ -141,15 +145,16 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   if (max_restarts_ < 0) return false;
   const Capabilities caps = backend_.capabilities();
   std::vector<int> failed_gpus, spares_lost;
+  std::vector<std::string> links;
   const std::optional<std::vector<LostRank>> found =
-      lost_ranks(failures, caps, failed_gpus, spares_lost);
+      lost_ranks(failures, caps, failed_gpus, spares_lost, links);
   if (!found) return false;
   const std::vector<LostRank>& lost = *found;
   for (int gpu : spares_lost)
     notes_.push_back(
         {next_, "recovery", "gpu " + std::to_string(gpu) + " failed: a spare, out of the pool"});
   // Only spares failed: nothing to restore, the iteration runs as it would have.
-  if (lost.empty()) return true;
+  if (lost.empty() && links.empty()) return true;
   if (restarts_ >= max_restarts_ || !last_snapshot_) return false;
   // Logged before the iteration that runs next: the snapshot's.
   const std::int64_t at = *last_snapshot_;
@@ -198,7 +203,8 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
           0, DirectiveSource::Recovery);
   apply(at,
         {RestoreDirective{*last_snapshot_},
-         "restart " + std::to_string(restarts_) + " after " + cause(lost.front()) +
+         "restart " + std::to_string(restarts_) + " after " +
+             (lost.empty() ? links.front() + " failed" : cause(lost.front())) +
              ": the newest snapshot",
          0},
         0, DirectiveSource::Recovery);

@@ -247,6 +247,67 @@ TEST_CASE("a restore after a shrink waits for detection but does not rebuild twi
   }
 }
 
+TEST_CASE("a failed link stops the job once, and its routes avoid the link from then on") {
+  // Leaf l1 (rail 1) to spine p0 fails at 1 s, seen before iteration 2 (v2
+  // taken): the job's collectives fail on it, so every rank restarts and v2
+  // is restored; no rank is lost, nothing moves. Routes over l1 then take
+  // another of its 32 spines, of the same rate and latency, so with paths
+  // (no contention) every later iteration is as fast as before: the time
+  // lost is the detection and restart (30 s + 20 s) and five state copies
+  // (four snapshots and the restore), as for a kill but with nothing to
+  // replay (iteration 2 is the snapshot's).
+  const sim::RunSummary clean = sim::run_scenario(failing("", 0));
+  const sim::RunSummary run =
+      sim::run_scenario(failing("{kind: fail, target: link, id: l1->p0, at: 1s}"));
+  REQUIRE(run.failures.size() == 1);
+  CHECK(run.failures[0].component == "link l1->p0");
+  CHECK(run.restarts == 1);
+  CHECK(run.replayed == 0);
+  CHECK(of_kind<core::RemapDirective>(run).empty());
+  CHECK(of_kind<core::ReplanDirective>(run).empty());
+  const auto restores = of_kind<core::RestoreDirective>(run);
+  REQUIRE(restores.size() == 1);
+  CHECK(restores[0].directive.reason == "restart 1 after link l1->p0 failed: the newest snapshot");
+  const core::TimeNs copy_ns = (clean.total_ns - 10 * clean.healthy_iteration_ns) / 4;
+  CHECK(run.lost_ns() == 50 * core::kNsPerS + 5 * copy_ns);
+  CHECK(run.tokens == clean.tokens);
+
+  // On the backend: a route from rail 1 of node 0 (GPU 1) to rail 2 of
+  // node 1 (GPU 10) climbs from l1 to a spine; over 512 flow hashes
+  // some pick p0 before the failure, none after.
+  const core::Scenario s = failing("{kind: fail, target: link, id: l1->p0, at: 0s}");
+  sim::SimBackend backend(s);
+  const topo::Topology& t = backend.paths().topology();
+  const auto uses_p0 = [&] {
+    int found = 0;
+    for (std::uint64_t h = 0; h < 512; ++h)
+      for (const topo::LinkId e : t.route(1, 10, h))
+        found += (t.link(e).name == "l1->p0" || t.link(e).name == "p0->l1") ? 1 : 0;
+    return found;
+  };
+  CHECK(uses_p0() > 0);
+  const core::StepReport failed = backend.step(s.plan);
+  REQUIRE(failed.failures.size() == 1);
+  CHECK(uses_p0() == 0);
+  CHECK(t.route(1, 10).size() == 6);  // still up to a spine and down
+}
+
+TEST_CASE("a failed link that cuts a GPU off fails the GPU with it") {
+  // GPU 1's NIC cable (n1 to leaf l1): GPU 1 reaches only its NVSwitch,
+  // so only the GPUs of node 0. It fails with the link; its rank moves onto
+  // the spare node's first GPU and v2 is restored.
+  const sim::RunSummary run =
+      sim::run_scenario(failing("{kind: fail, target: link, id: n1->l1, at: 1s}", 8));
+  REQUIRE(run.failures.size() == 2);
+  CHECK(run.failures[0].component == "link n1->l1");
+  CHECK(run.failures[1].component == "gpu 1");
+  CHECK(run.restarts == 1);
+  const auto remaps = of_kind<core::RemapDirective>(run);
+  REQUIRE(remaps.size() == 1);
+  CHECK(std::get<core::RemapDirective>(remaps[0].directive.action).rank == 1);
+  CHECK(std::get<core::RemapDirective>(remaps[0].directive.action).spare_gpu == 16);
+}
+
 TEST_CASE("faults.max_restarts bounds the recoveries, and is read as a count") {
   // Two kills (rank 1 before 5, rank 2 before 7), snapshots every 2: with
   // max_restarts 1 the first is recovered (v4 restored) and the second

@@ -187,9 +187,12 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
         parashift::test::process_temp_dir().path().string()},
        ": is a folder; expected a file name"},
       {{"simulate", kData + "small.yaml", "--set",
-        "faults={events: [{kind: fail, target: link, id: 0, at: 1min}]}"},
-       "faults.events[0] (set on the command line): a failed link is played by fault campaigns "
-       "only (the simulator does not reroute or drain); run `parashift faults"},
+        "faults={events: [{kind: fail, target: maintenance, id: 0, at: 1min}]}"},
+       "faults.events[0] (set on the command line): maintenance is played by fault campaigns "
+       "only (the simulator does not drain); run `parashift faults"},
+      {{"simulate", kData + "small.yaml", "--set",
+        "faults={events: [{kind: fail, target: link, id: l1-p0, at: 1min}]}"},
+       "unknown link 'l1-p0' (expected a link name such as 'g0->s0' or a link id)"},
       {{"simulate", kData + "small.yaml", "--set",
         "faults={events: [{kind: fail, target: gpu, id: 16, at: 1min}]}"},
        "faults.events[0] (set on the command line).id: expected a gpu index in [0, 16), found "

@@ -25,6 +25,35 @@ TEST_CASE("route inside a DGX: GPU -> NVSwitch -> GPU") {
   CHECK(t.link(path[0]).bandwidth_Bps == doctest::Approx(450e9));
 }
 
+TEST_CASE("a link down: routes avoid it, and a GPU it cut off is unreachable") {
+  Topology t = generate_topology("rail-fat-tree", {{"nodes", "2"}});
+  const auto link_named = [&](const std::string& name) {
+    for (LinkId e = 0; e < t.link_count(); ++e)
+      if (t.link(e).name == name) return e;
+    FAIL("no link " << name);
+    return LinkId{-1};
+  };
+  const auto spine_hops_via_p0 = [&] {
+    int found = 0;
+    for (std::uint64_t h = 0; h < 512; ++h)
+      for (const LinkId e : t.route(1, 10, h)) found += t.link(e).name == "l1->p0" ? 1 : 0;
+    return found;
+  };
+  // Rail 1 of node 0 to rail 2 of node 1 climbs from leaf l1 to one of the
+  // spines by hash: over 512 hashes some take p0. With l1->p0 down none
+  // does, and every route is still 6 links long.
+  CHECK(spine_hops_via_p0() > 0);
+  t.set_link_down(link_named("l1->p0"));
+  CHECK(spine_hops_via_p0() == 0);
+  for (std::uint64_t h = 0; h < 64; ++h) CHECK(t.route(1, 10, h).size() == 6);
+  // GPU 1's NIC cable down both ways: it reaches node 0's GPUs over the
+  // NVSwitch, and no GPU of node 1.
+  t.set_link_down(link_named("n1->l1"));
+  t.set_link_down(link_named("l1->n1"));
+  CHECK(hops(t, t.route(1, 5)) == Names{"s0", "g5"});
+  CHECK(test::error_of([&] { t.route(1, 9); }).find("cannot reach") != std::string::npos);
+}
+
 TEST_CASE("route across a 2-tier rail fat-tree") {
   const Topology t = generate_topology("rail-fat-tree", {{"nodes", "16"}});
   SUBCASE("same node: 2 links over NVSwitch") {

@@ -240,7 +240,7 @@ TEST_CASE("recovery: a failed GPU with no spare and no shrink ends the run, sayi
         "gpu 1 failed; no spare GPU and no smaller plan: the run ends");
 }
 
-TEST_CASE("recovery: a failed spare only leaves the pool, another failure is not recovered") {
+TEST_CASE("recovery: a failed spare only leaves the pool, an unknown failure is not recovered") {
   PlacedBackend spare({"fail", "gpu 2", 0, 3}, true);
   core::JobRunner on(spare, plan_of(1, 2, 2));
   CHECK(run_six(on));
@@ -254,7 +254,23 @@ TEST_CASE("recovery: a failed spare only leaves the pool, another failure is not
   core::JobRunner before(early, plan_of(1, 2, 2));
   CHECK(run_six(before));
   CHECK(before.iterations() == 6);
-  PlacedBackend link({"fail", "link leaf0-spine1", 0, 3}, true);
-  core::JobRunner ends(link, plan_of(1, 2, 2));
+  // A component recovery does not know is not recovered.
+  PlacedBackend other({"fail", "switch 3", 0, 3}, true);
+  core::JobRunner ends(other, plan_of(1, 2, 2));
   CHECK_FALSE(run_six(ends));
+}
+
+TEST_CASE("recovery: a failed link loses no rank, but every rank restarts from the snapshot") {
+  // The link fails in iteration 3, v2 taken before iteration 2: nothing
+  // moves, v2 is restored, iterations 2-5 run again: 3 + 4 = 7 steps.
+  PlacedBackend backend({"fail", "link leaf0->spine1", 0, 3}, true);
+  core::JobRunner runner(backend, plan_of(1, 2, 2));
+  CHECK(run_six(runner));
+  CHECK(runner.restarts() == 1);
+  CHECK(runner.iterations() == 7);
+  std::vector<std::string> kinds;
+  for (const auto& t : runner.directives()) kinds.push_back(core::kind_name(t.directive.action));
+  CHECK(kinds == std::vector<std::string>{"snapshot", "restore", "snapshot"});
+  CHECK(runner.directives()[1].directive.reason ==
+        "restart 1 after link leaf0->spine1 failed: the newest snapshot");
 }

@@ -1,0 +1,150 @@
+// SimBackend's failures: the scenario's kill events, and its fail events on
+// GPUs, NICs, nodes, racks and links, each reported by the step it happens
+// before. A failed link is a cable out of service: routes avoid it from then
+// on, and a GPU it cut off from the rest of the cluster fails with it.
+#include <algorithm>
+#include <numeric>
+
+#include "core/input_error.hpp"
+#include "sim/faults/failure_events.hpp"
+#include "sim/sim_backend.hpp"
+
+namespace parashift::sim {
+
+namespace {
+
+// The GPUs a fail event takes: a GPU or its NIC (one per GPU on these
+// topologies) the GPU, a node its GPUs, a rack its hosts' GPUs; a link none
+// by itself (cut_off finds the GPUs it isolates).
+std::vector<int> gpus_taken(const FailureEvent& f, const topo::Topology& t,
+                            const core::FailureDomains& domains) {
+  std::vector<int> out;
+  if (f.kind == core::FailureKind::Link) return out;
+  for (int g = 0; g < t.gpu_count(); ++g) {
+    const int host = t.host_of_gpu(g);
+    const bool taken = f.kind == core::FailureKind::Node ? host == f.target
+                       : f.kind == core::FailureKind::Rack
+                           ? domains.rack_of_host[static_cast<std::size_t>(host)] == f.target
+                           : g == f.target;
+    if (taken) out.push_back(g);
+  }
+  return out;
+}
+
+int find_root(std::vector<int>& parent, int v) {
+  while (parent[static_cast<std::size_t>(v)] != v) {
+    auto& p = parent[static_cast<std::size_t>(v)];
+    p = parent[static_cast<std::size_t>(p)];
+    v = p;
+  }
+  return v;
+}
+
+// The GPUs cut off from the cluster. Routes never pass through a GPU, so
+// the switches and NICs joined by links in service form the parts of the
+// fabric; the main part is the one the most GPUs have a link into, and a
+// GPU with no link in service into it can reach only a few peers, or none.
+std::vector<int> cut_off(const topo::Topology& t) {
+  const auto is_gpu = [&](int v) { return t.node(v).kind == topo::NodeKind::Gpu; };
+  std::vector<int> parent(static_cast<std::size_t>(t.node_count()));
+  std::iota(parent.begin(), parent.end(), 0);
+  for (const topo::LinkInfo& l : t.links())
+    if (!l.down && !is_gpu(l.src) && !is_gpu(l.dst))
+      parent[static_cast<std::size_t>(find_root(parent, l.src))] = find_root(parent, l.dst);
+  // Each GPU's parts: those of the switches and NICs its links in service reach.
+  std::vector<std::vector<int>> parts(static_cast<std::size_t>(t.gpu_count()));
+  std::vector<int> gpus_into(parent.size(), 0);
+  for (const topo::LinkInfo& l : t.links()) {
+    if (l.down || !is_gpu(l.src) || is_gpu(l.dst)) continue;
+    auto& mine = parts[static_cast<std::size_t>(t.node(l.src).gpu_index)];
+    const int root = find_root(parent, l.dst);
+    if (std::find(mine.begin(), mine.end(), root) != mine.end()) continue;
+    mine.push_back(root);
+    ++gpus_into[static_cast<std::size_t>(root)];
+  }
+  const auto main_part =
+      static_cast<int>(std::max_element(gpus_into.begin(), gpus_into.end()) - gpus_into.begin());
+  std::vector<int> out;
+  for (int g = 0; g < t.gpu_count(); ++g) {
+    const auto& mine = parts[static_cast<std::size_t>(g)];
+    if (std::find(mine.begin(), mine.end(), main_part) == mine.end()) out.push_back(g);
+  }
+  return out;
+}
+
+}  // namespace
+
+void SimBackend::read_failures() {
+  if (!scenario_.faults) return;
+  for (const core::FaultEvent& e : scenario_.faults->events) {
+    if (e.kind == core::FaultEventKind::Fail && e.target == core::FailureKind::Maintenance)
+      throw core::InputError(e.where +
+                             ": maintenance is played by fault campaigns only (the simulator "
+                             "does not drain); run `parashift faults " +
+                             scenario_.file + "`, or fail a gpu, nic, node, rack or link here");
+  }
+  const topo::Topology& t = paths_.topology();
+  const FailureTargets targets{t.gpu_count(), t.host_count(), fabric_links(t),
+                               slots_.domains.racks()};
+  for (const FailureEvent& f : scheduled_failures(*scenario_.faults, targets, t))
+    gpu_failures_.push_back({f.at_ns, gpus_taken(f, t, slots_.domains),
+                             f.kind == core::FailureKind::Link ? f.target : -1});
+}
+
+bool SimBackend::has_failures() const {
+  if (!gpu_failures_.empty()) return true;
+  for (const core::FaultEvent& e : events_of(scenario_))
+    if (e.kind == core::FaultEventKind::Kill) return true;
+  return false;
+}
+
+std::vector<int> SimBackend::take_link_down(int link) {
+  topo::Topology& t = *own_topology_;  // made for the scenario's link failures
+  const topo::LinkInfo l = t.link(link);
+  t.set_link_down(link);
+  const topo::LinkId back = t.find_link(l.dst, l.src);  // the cable's other direction
+  if (back >= 0) t.set_link_down(back);
+  ++links_down_;
+  paths_.routes_changed();
+  return cut_off(t);
+}
+
+std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
+  std::vector<core::FailureSeen> out;
+  const int ranks = plan_now().gpus();
+  const std::vector<int> used = placement(ranks);
+  for (; gpu_failures_fired_ < gpu_failures_.size() &&
+         gpu_failures_[gpu_failures_fired_].at_ns <= now_ns_;
+       ++gpu_failures_fired_) {
+    std::vector<int> gpus = gpu_failures_[gpu_failures_fired_].gpus;
+    if (const int link = gpu_failures_[gpu_failures_fired_].link; link >= 0) {
+      // The job's collectives fail on it (an NCCL error): every rank
+      // restarts, on routes that avoid it.
+      failed_ = true;
+      out.push_back({"fail", "link " + paths_.topology().link(link).name, now_ns_, iteration_});
+      gpus = take_link_down(link);
+    }
+    for (int g : gpus) {
+      if (dead_[static_cast<std::size_t>(g)]) continue;
+      dead_[static_cast<std::size_t>(g)] = true;
+      // A rank ran there: the restore after it waits for the detection and restart.
+      if (std::find(used.begin(), used.end(), g) != used.end()) failed_ = true;
+      out.push_back({"fail", "gpu " + std::to_string(g), now_ns_, iteration_});
+    }
+  }
+  return out;
+}
+
+std::optional<core::FailureSeen> SimBackend::kill_due() {
+  const auto& events = events_of(scenario_);
+  for (std::size_t k = 0; k < events.size(); ++k) {
+    const core::FaultEvent& e = events[k];
+    if (e.kind != core::FaultEventKind::Kill || e.at_iteration != iteration_) continue;
+    if (std::find(kills_fired_.begin(), kills_fired_.end(), k) != kills_fired_.end()) continue;
+    kills_fired_.push_back(k);  // once: a restored run replays the iteration
+    return core::FailureSeen{"kill", "rank " + std::to_string(e.rank), now_ns_, iteration_};
+  }
+  return std::nullopt;
+}
+
+}  // namespace parashift::sim
