@@ -7,7 +7,7 @@
 
 namespace parashift::sim {
 
-OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns) {
+OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns, OracleJob job) {
   // The cluster then: the truth's links, each event's degradation applied.
   topo::Topology truth = scenario.truth.topology(scenario.topology);
   std::vector<core::FaultEvent> active;
@@ -31,6 +31,8 @@ OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns) {
   in.device = scenario.truth.device(scenario.device);
   for (core::DeviceGroup& g : in.device_groups) g.device = scenario.truth.device(g.device);
   in.gpu_factors = core::gpu_factors_of(state.gpu_slowdown);
+  if (job.gpus > 0) in.cluster.gpus = job.gpus;  // failed GPUs gone (ranks fill the first ones)
+  if (job.global_batch > 0) in.global_batch = job.global_batch;
   core::PlannerOptions options;
   options.top_k = 1;
   const core::PlanSearch found = core::search_plans(in, options);

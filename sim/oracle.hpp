@@ -21,9 +21,17 @@ struct OracleResult {
   double tokens_per_s = 0;
 };
 
+/// What the job has then: the GPUs it may use (its own that have not
+/// failed, at most the plan's first count) and its global batch (a shrink
+/// keeps each replica's batch, the batch module moves it). 0: the scenario's.
+struct OracleJob {
+  int gpus = 0;
+  int global_batch = 0;
+};
+
 /// The best plan for the cluster as it is at simulated time `at_ns`, and
 /// its simulated iteration there (jitter left out). Throws
 /// core::InputError when no plan fits the cluster.
-OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns);
+OracleResult oracle_at(const core::Scenario& scenario, core::TimeNs at_ns, OracleJob job = {});
 
 }  // namespace parashift::sim

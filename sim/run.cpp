@@ -1,5 +1,6 @@
 #include "sim/run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -90,7 +91,10 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   run.last = backend.last_result();
   run.final_plan = runner.plan();
   const core::ModuleConfig* replan = scenario.policy.find("replan");
-  if (replan != nullptr && replan->enabled) run.oracle = oracle_at(scenario, last_start_ns);
+  if (replan != nullptr && replan->enabled)
+    run.oracle = oracle_at(
+        scenario, last_start_ns,
+        {std::min(backend.live_gpus(), scenario.plan.gpus()), run.final_plan.global_batch});
   return run;
 }
 

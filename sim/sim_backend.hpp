@@ -16,6 +16,7 @@
 // the gradient norms a data-parallel job measures.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 
 #include "core/backend.hpp"
@@ -84,6 +85,8 @@ class SimBackend : public core::Backend {
   }
   /// Whether any slowdown event (slow, degrade, background, tenant, jitter) is scheduled.
   bool has_slowdowns() const { return !slowdowns_.empty(); }
+  /// GPUs that have not failed (spares included).
+  int live_gpus() const { return static_cast<int>(std::count(dead_.begin(), dead_.end(), false)); }
   /// Whether any kill or fail event is scheduled.
   bool has_failures() const;
   /// Under a convergence model (scenario `convergence:`): the progress made

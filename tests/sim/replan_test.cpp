@@ -24,6 +24,8 @@ const std::string kBandwidth =
 const std::string kSlowNodes =
     std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/adapt-replan-slow-nodes.yaml";
 const std::string kMixed = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/adapt-replan-mixed.yaml";
+const std::string kShrink =
+    std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/adapt-replan-shrink.yaml";
 const std::string kSmall = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/small.yaml";
 
 std::vector<core::TakenDirective> replans(const sim::RunSummary& run) {
@@ -226,6 +228,30 @@ TEST_CASE("4 of 32 nodes at 0.6x: the re-plan moves off FSDP and reaches the ora
   CHECK(adaptive.final_plan.replicas_may_differ());
   CHECK(adaptive.last.tokens_per_s >= 0.95 * adaptive.oracle->tokens_per_s);
   CHECK(adaptive.tokens_per_s() > 1.15 * fixed.tokens_per_s());
+}
+
+TEST_CASE("8 GPUs lost with no spare: the shrink lands on the oracle's plan for the GPUs left") {
+  const sim::RunSummary adaptive = sim::run_scenario(core::load_scenario(kShrink));
+  const sim::RunSummary fixed =
+      sim::run_scenario(core::load_scenario(kShrink, {"policy.replan=off"}));
+  // Node 3 (GPUs 24-31, ranks of replicas 6 and 7 under tp4) fails at 300 s,
+  // during iteration 20 (of 14.569 s), seen before iteration 21: with no
+  // spare, recovery drops the 2 replicas (dp 62, 8 sequences each: global
+  // batch 496) and restores v20. The oracle is the planner on the 248 GPUs
+  // left at that batch, its plan simulated there.
+  REQUIRE(adaptive.oracle.has_value());
+  CHECK(adaptive.final_plan.gpus() == 248);
+  CHECK(adaptive.final_plan.global_batch == 496);
+  CHECK(adaptive.oracle->plan.gpus() == 248);
+  CHECK(adaptive.oracle->plan.global_batch == 496);
+  // The shrink's search (tp, pp and cp pinned) already finds the oracle's
+  // plan, so replan has nothing to gain: the adaptive run is the static
+  // one (never more than 1% below it), and its last iteration reaches at
+  // least 95% of the oracle's throughput.
+  CHECK(replans(adaptive).size() == 1);  // the shrink itself
+  CHECK(replans(adaptive).front().source == core::DirectiveSource::Recovery);
+  CHECK(adaptive.last.tokens_per_s >= 0.95 * adaptive.oracle->tokens_per_s);
+  CHECK(adaptive.tokens_per_s() >= 0.99 * fixed.tokens_per_s());
 }
 
 TEST_CASE("the planner told of slow GPUs ranks by the balanced iteration") {
