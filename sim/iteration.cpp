@@ -11,13 +11,13 @@
 #include "core/rank_layout.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/work_split.hpp"
+#include "sim/background_traffic.hpp"
 #include "sim/collective.hpp"
 #include "sim/grad_sync_run.hpp"
 #include "sim/iteration_state.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/ring_coflow.hpp"
-#include "sim/network/tenant_traffic.hpp"
 #include "sim/trace.hpp"
 
 namespace parashift::sim {
@@ -74,8 +74,7 @@ class IterationSim {
       start_deferred_syncs({kernel_, network_.get(), paths_, fabric_},
                            {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, groups_,
                            workers_, [this](DpGroup& g) { pump(g); });
-    if (network_ && !in_.tenant_links.empty())
-      tenants_ = std::make_unique<TenantTraffic>(*network_, in_.tenant_links);
+    if (network_) background_ = std::make_unique<BackgroundTraffic>(*network_, in_);
     for (std::size_t w = 0; w < workers_.size(); ++w) try_start(static_cast<int>(w));
     kernel_.run();
     return collect();
@@ -429,7 +428,7 @@ class IterationSim {
     const TimeNs exposed = param_gather_tail_ns(w, profile_, plan_.pp, gather);
     w.stats.dp_exposed_ns += exposed;
     w.stats.finish_ns = start + w.stats.optimizer_ns + exposed;
-    if (tenants_ && ++optimizers_started_ == workers_.size()) tenants_->stop();
+    if (background_ && ++optimizers_started_ == workers_.size()) background_->stop();
   }
 
   IterationResult collect() {
@@ -455,6 +454,7 @@ class IterationSim {
       r.dp_group_busy_ns.push_back(g.busy_ns);
     }
     if (network_) r.links = link_uses(*network_);
+    if (background_) background_->collect(r);
     const double seconds = core::ns_to_s(r.iteration_ns);
     r.bubble_share =
         bubble_sum / static_cast<double>(workers_.size()) / static_cast<double>(r.iteration_ns);
@@ -479,8 +479,8 @@ class IterationSim {
   std::vector<int> layers_;
   std::vector<Worker> workers_;
   std::vector<DpGroup> groups_;
-  std::unique_ptr<FlowNetwork> network_;  // null under NetworkModel::Path
-  std::unique_ptr<TenantTraffic> tenants_;
+  std::unique_ptr<FlowNetwork> network_;           // null under NetworkModel::Path
+  std::unique_ptr<BackgroundTraffic> background_;  // tenants, snapshot replication
   std::size_t optimizers_started_ = 0;
   double layer_activation_bytes_ = 0;
   bool split_backward_ = false;  // ZB-H1: backward = B + W

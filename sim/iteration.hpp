@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/cost/work_profile.hpp"
@@ -64,6 +65,11 @@ struct IterationInput {
   /// in IterationResult::links).
   core::TrafficWeights traffic;
   std::vector<int> tenant_links;
+  /// Max-min network only: snapshot replication under the iteration, each
+  /// pair (from GPU, to GPU) with `snapshot_bytes_left` to send
+  /// (sim/network/snapshot_traffic.hpp).
+  std::vector<std::pair<int, int>> snapshot_pairs;
+  double snapshot_bytes_left = 0;
   /// Records passes, collectives and busy links when set.
   TraceRecorder* trace = nullptr;
 };
@@ -109,7 +115,9 @@ struct IterationResult {
   TimeNs exposed_comm_ns = 0;    // on the worker that finishes last
   double peak_memory_bytes = 0;  // max over workers
   std::uint64_t events = 0;
-  std::vector<LinkUse> links;  // links that carried traffic, by link id
+  std::vector<LinkUse> links;          // links that carried traffic, by link id
+  double snapshot_bytes_per_pair = 0;  // replication each pair got through
+  TimeNs snapshot_done_ns = -1;        // when the last pair finished; -1: not all did
   const WorkerStats& critical() const;
 };
 

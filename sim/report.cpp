@@ -116,6 +116,14 @@ nlohmann::json summary_json(const core::Scenario& scenario, const RunSummary& ru
                         {"tokens", run.tokens},
                         {"time_s", seconds(run.total_ns)}};
   }
+  if (!run.snapshot_commits.empty()) {
+    nlohmann::json commits = nlohmann::json::array();
+    for (const SnapshotCommit& commit : run.snapshot_commits)
+      commits.push_back({{"version", commit.version},
+                         {"taken_s", seconds(commit.taken_ns)},
+                         {"committed_s", seconds(commit.committed_ns)}});
+    j["snapshot_commits"] = commits;
+  }
   if (run.oracle) {
     j["oracle"] = {{"plan", run.oracle->plan.label()},
                    {"iteration_time_s", seconds(run.oracle->iteration_ns)},
@@ -193,6 +201,14 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
     for (const auto& n : run.notes)
       if (n.module == "recovery")
         out << "  before iteration " << n.iteration << ": " << n.message << "\n";
+  }
+  if (!run.snapshot_commits.empty()) {
+    TimeNs longest = 0;
+    for (const SnapshotCommit& commit : run.snapshot_commits)
+      longest = std::max(longest, commit.committed_ns - commit.taken_ns);
+    out << "replication         " << run.snapshot_commits.size()
+        << " snapshot(s) replicated to their peer hosts; the longest committed "
+        << fmt("%.3f", seconds(longest)) << " s after it was taken\n";
   }
   if (run.policy_modules.empty()) return;
   out << "policy              ";

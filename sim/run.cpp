@@ -88,6 +88,7 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   if (const core::Controller* c = runner.controller(); c != nullptr && c->calibration() != nullptr)
     run.calibration = c->calibration()->summary();
   run.simulated_iterations = backend.simulated_steps();
+  run.snapshot_commits = backend.snapshot_commits();
   run.last = backend.last_result();
   run.final_plan = runner.plan();
   const core::ModuleConfig* replan = scenario.policy.find("replan");

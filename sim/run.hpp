@@ -17,6 +17,7 @@
 #include "core/scenario/scenario.hpp"
 #include "sim/iteration.hpp"
 #include "sim/oracle.hpp"
+#include "sim/sim_backend.hpp"
 
 namespace parashift::sim {
 
@@ -43,9 +44,10 @@ struct RunSummary {
   std::vector<core::PolicyNote> notes;      // rules' knob changes, plugins' notes
   std::vector<std::string> policy_modules;  // enabled ones
   std::vector<core::FailureSeen> failures;  // in the order seen
-  int restarts = 0;               // failures recovered from (snapshots on: JobRunner::set_recovery)
-  int replayed = 0;               // of `iterations`, those run again after a restore
-  bool ended_on_failure = false;  // the last failure ended the run
+  int restarts = 0;  // failures recovered from (snapshots on: JobRunner::set_recovery)
+  int replayed = 0;  // of `iterations`, those run again after a restore
+  std::vector<SnapshotCommit> snapshot_commits;         // replicated versions (max-min network)
+  bool ended_on_failure = false;                        // the last failure ended the run
   std::optional<core::CalibrationSummary> calibration;  // module calibrate, when on
   IterationResult last;
   core::ParallelPlan final_plan;  // the plan of the last iteration (after any re-plan)

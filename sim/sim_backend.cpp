@@ -170,7 +170,8 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
           micro_batches_per_replica_,
           gpu_of_rank_,
           cluster,
-          links_down_};
+          links_down_,
+          replication_left_bytes_};
   if (!last_key_ || !(*last_key_ == key)) {
     if (!last_key_ || !(last_key_->cluster.link_Bps == cluster.link_Bps)) {
       paths_.set_link_overrides(cluster.link_Bps);
@@ -187,6 +188,8 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
     input.traffic = scenario_.traffic;
     input.tenant_links = cluster.tenant_links;
+    if (replication_left_bytes_ > 0) input.snapshot_pairs = replication_pairs_;
+    input.snapshot_bytes_left = replication_left_bytes_;
     input.trace = trace_;
     const auto profile = profile_override_ ? *profile_override_
                                            : core::work_profile(scenario_.model, truth_device_,
@@ -200,6 +203,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   core::StepReport report;
   report.iteration = iteration_++;
   report.iteration_ns = last_->iteration_ns + pending_move_ns_;
+  count_replication(now_ns_ + pending_move_ns_);
   pending_move_ns_ = 0;
   report.applied = std::exchange(pending_applied_, {});
   now_ns_ += report.iteration_ns;
@@ -320,6 +324,7 @@ void SimBackend::apply_action(const core::Directive& directive) {
   if (const auto* d = std::get_if<core::SnapshotDirective>(&directive.action)) {
     pending_move_ns_ += snapshot_copy_ns();
     snapshots_.push_back(d->version);
+    start_replication(d->version);
     return;
   }
   if (const auto* d = std::get_if<core::RestoreDirective>(&directive.action)) {
@@ -328,6 +333,8 @@ void SimBackend::apply_action(const core::Directive& directive) {
                                   ": the simulator took no such snapshot");
     pending_move_ns_ += snapshot_copy_ns();
     iteration_ = d->version;  // the snapshot's iteration runs next
+    replication_left_bytes_ = 0;  // the restart ends a replication in flight
+    replicating_version_ = -1;
     if (std::exchange(failed_, false)) {
       // A shrink's re-plan before the restore already rebuilt the communicators.
       const core::FaultConfig f = scenario_.faults ? *scenario_.faults : core::FaultConfig{};

@@ -29,6 +29,14 @@
 
 namespace parashift::sim {
 
+/// A snapshot version replicated to its peer hosts: taken before the
+/// iteration that started at `taken_ns`, committed at `committed_ns`.
+struct SnapshotCommit {
+  long long version = 0;
+  TimeNs taken_ns = 0;
+  TimeNs committed_ns = 0;
+};
+
 /// The scenario's fault events (none without a `faults:` section).
 const std::vector<core::FaultEvent>& events_of(const core::Scenario& s);
 
@@ -85,6 +93,8 @@ class SimBackend : public core::Backend {
   }
   /// Whether any slowdown event (slow, degrade, background, tenant, jitter) is scheduled.
   bool has_slowdowns() const { return !slowdowns_.empty(); }
+  /// The snapshots whose replication finished (max-min network), in order.
+  const std::vector<SnapshotCommit>& snapshot_commits() const { return commits_; }
   /// GPUs that have not failed (spares included).
   int live_gpus() const { return static_cast<int>(std::count(dead_.begin(), dead_.end(), false)); }
   /// Whether any kill or fail event is scheduled.
@@ -103,6 +113,11 @@ class SimBackend : public core::Backend {
   void read_failures();
   /// Takes the cable of `link` out of service; returns the GPUs it cut off.
   std::vector<int> take_link_down(int link);
+  /// Starts replicating snapshot `version` to the peer hosts (max-min
+  /// network and faults.snapshot.replicas > 1; otherwise only the copy).
+  void start_replication(long long version);
+  /// Counts the last iteration's replication; commits the version when done.
+  void count_replication(TimeNs iteration_start_ns);
   /// A scheduled kill event for the iteration about to run, each once.
   std::optional<core::FailureSeen> kill_due();
   /// The GPUs of fail events due before the iteration about to run, each
@@ -123,6 +138,7 @@ class SimBackend : public core::Backend {
     std::vector<int> gpus;
     ClusterState cluster;
     int links_down = 0;
+    double replication_left = 0;
     friend bool operator==(const Key&, const Key&) = default;
   };
 
@@ -169,6 +185,13 @@ class SimBackend : public core::Backend {
   std::vector<core::AppliedCost> pending_applied_;  // ... each directive's share
   double progress_steps_ = 0;         // convergence model: steps at an infinite batch made
   std::vector<long long> snapshots_;  // versions taken
+  // Snapshot replication under the iterations (max-min network): the
+  // version being replicated, its pairs and the bytes each has left.
+  long long replicating_version_ = -1;
+  TimeNs replication_taken_ns_ = 0;
+  std::vector<std::pair<int, int>> replication_pairs_;
+  double replication_left_bytes_ = 0;
+  std::vector<SnapshotCommit> commits_;
 };
 
 }  // namespace parashift::sim

@@ -33,10 +33,12 @@ std::vector<core::TakenDirective> of_kind(const sim::RunSummary& run) {
 }  // namespace
 
 TEST_CASE("a killed rank with no spare restarts in place from the newest snapshot") {
-  const sim::RunSummary clean =
-      sim::run_scenario(core::load_scenario(kSmall, {kSnapshots, "run.iterations=10"}));
-  const sim::RunSummary killed =
-      sim::run_scenario(core::load_scenario(kSmall, {kKill, "run.iterations=10"}));
+  // On the path network: no link is shared, so snapshot replication is not
+  // simulated and each snapshot costs its device-to-host copy alone.
+  const sim::RunSummary clean = sim::run_scenario(
+      core::load_scenario(kSmall, {kSnapshots, "run.iterations=10", "run.network=path"}));
+  const sim::RunSummary killed = sim::run_scenario(
+      core::load_scenario(kSmall, {kKill, "run.iterations=10", "run.network=path"}));
   // Iterations 0-4 run, snapshots v2 and v4 taken before 2 and 4; rank 1
   // dies before 5: v4 is restored and iteration 4 runs again, then 5-9.
   REQUIRE(killed.failures.size() == 1);
@@ -69,10 +71,11 @@ namespace {
 // small.yaml (tp2 pp2 dp4, 16 GPUs on 2 nodes) for 10 iterations with
 // snapshots every 2 and the fault events `events`; with `spares` 8, a
 // spare node (GPUs 16-23) cabled like node 0.
-core::Scenario failing(const std::string& events, int spares = 0) {
+core::Scenario failing(const std::string& events, int spares = 0,
+                       const std::string& network = "maxmin") {
   return core::load_scenario(kSmall, {"faults={snapshot: {every: 2}, spares: " +
                                           std::to_string(spares) + ", events: [" + events + "]}",
-                                      "run.iterations=10"});
+                                      "run.iterations=10", "run.network=" + network});
 }
 
 }  // namespace
@@ -251,14 +254,15 @@ TEST_CASE("a failed link stops the job once, and its routes avoid the link from 
   // Leaf l1 (rail 1) to spine p0 fails at 1 s, seen before iteration 2 (v2
   // taken): the job's collectives fail on it, so every rank restarts and v2
   // is restored; no rank is lost, nothing moves. Routes over l1 then take
-  // another of its 32 spines, of the same rate and latency, so with paths
-  // (no contention) every later iteration is as fast as before: the time
-  // lost is the detection and restart (30 s + 20 s) and five state copies
-  // (four snapshots and the restore), as for a kill but with nothing to
-  // replay (iteration 2 is the snapshot's).
-  const sim::RunSummary clean = sim::run_scenario(failing("", 0));
+  // another of its 32 spines, of the same rate and latency, so on the path
+  // network (no contention, no replication simulated) every later
+  // iteration is as fast as before: the time lost is the detection and
+  // restart (30 s + 20 s) and five state copies (four snapshots and the
+  // restore), as for a kill but with nothing to replay (iteration 2 is the
+  // snapshot's).
+  const sim::RunSummary clean = sim::run_scenario(failing("", 0, "path"));
   const sim::RunSummary run =
-      sim::run_scenario(failing("{kind: fail, target: link, id: l1->p0, at: 1s}"));
+      sim::run_scenario(failing("{kind: fail, target: link, id: l1->p0, at: 1s}", 0, "path"));
   REQUIRE(run.failures.size() == 1);
   CHECK(run.failures[0].component == "link l1->p0");
   CHECK(run.restarts == 1);
