@@ -209,6 +209,13 @@ bool run_six(core::JobRunner& runner) {
   return true;
 }
 
+// The kinds of the directives the runner applied, in order.
+std::vector<std::string> kinds_taken(const core::JobRunner& runner) {
+  std::vector<std::string> kinds;
+  for (const auto& t : runner.directives()) kinds.push_back(core::kind_name(t.directive.action));
+  return kinds;
+}
+
 }  // namespace
 
 TEST_CASE("recovery: a failed GPU's rank moves onto the spare and the newest snapshot returns") {
@@ -219,9 +226,8 @@ TEST_CASE("recovery: a failed GPU's rank moves onto the spare and the newest sna
   // GPU 2, v2 restored, iterations 2-5 run (again): 3 + 4 = 7 steps done.
   CHECK(runner.restarts() == 1);
   CHECK(runner.iterations() == 7);
-  std::vector<std::string> kinds;
-  for (const auto& t : runner.directives()) kinds.push_back(core::kind_name(t.directive.action));
-  CHECK(kinds == std::vector<std::string>{"snapshot", "remap", "restore", "snapshot"});
+  CHECK(kinds_taken(runner) ==
+        std::vector<std::string>{"snapshot", "remap", "restore", "snapshot"});
   const auto& remap = std::get<core::RemapDirective>(runner.directives()[1].directive.action);
   CHECK(remap.rank == 1);
   CHECK(remap.spare_gpu == 2);
@@ -268,9 +274,7 @@ TEST_CASE("recovery: a failed link loses no rank, but every rank restarts from t
   CHECK(run_six(runner));
   CHECK(runner.restarts() == 1);
   CHECK(runner.iterations() == 7);
-  std::vector<std::string> kinds;
-  for (const auto& t : runner.directives()) kinds.push_back(core::kind_name(t.directive.action));
-  CHECK(kinds == std::vector<std::string>{"snapshot", "restore", "snapshot"});
+  CHECK(kinds_taken(runner) == std::vector<std::string>{"snapshot", "restore", "snapshot"});
   CHECK(runner.directives()[1].directive.reason ==
         "restart 1 after link leaf0->spine1 failed: the newest snapshot");
 }
