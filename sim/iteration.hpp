@@ -121,6 +121,13 @@ struct IterationResult {
   const WorkerStats& critical() const;
 };
 
+/// The part of an iteration a snapshot's device-to-host copy can run under
+/// (core::SnapshotConfig::stall_ns): all of it before the slowest worker's
+/// optimizer step, which must not change the weights being copied.
+inline TimeNs snapshot_window_ns(const IterationResult& r) {
+  return r.workers.empty() ? 0 : r.iteration_ns - r.critical().optimizer_ns;
+}
+
 /// The scenario's model, plan and sequence length on `device` (the input
 /// points into both), an even split and nominal GPUs.
 IterationInput scenario_input(const core::Scenario& scenario, const core::DeviceSpec& device,

@@ -133,12 +133,16 @@ std::vector<core::GroupComm> group_comm(const IterationResult& result,
   return out;
 }
 
+core::SnapshotConfig SimBackend::snapshot_config() const {
+  return scenario_.faults ? scenario_.faults->snapshot : core::SnapshotConfig{};
+}
+
+double SimBackend::rank_state_bytes() const {
+  return core::rank_state(scenario_.model, plan_now(), scenario_.training.seq_len).total_bytes();
+}
+
 TimeNs SimBackend::snapshot_copy_ns() const {
-  const core::ParallelPlan& plan = plan_now();
-  const core::SnapshotConfig config =
-      scenario_.faults ? scenario_.faults->snapshot : core::SnapshotConfig{};
-  return config.host_copy_ns(
-      core::rank_state(scenario_.model, plan, scenario_.training.seq_len).total_bytes());
+  return snapshot_config().host_copy_ns(rank_state_bytes());
 }
 
 core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
@@ -322,7 +326,10 @@ void SimBackend::apply_action(const core::Directive& directive) {
   // (faults.heartbeat_timeout) and the ranks' restart (faults.reinit, unless
   // a shrink's re-plan just paid for rebuilding the communicators).
   if (const auto* d = std::get_if<core::SnapshotDirective>(&directive.action)) {
-    pending_move_ns_ += snapshot_copy_ns();
+    // The copy runs under the next iteration, which runs as the last did
+    // (core::SnapshotConfig::stall_ns).
+    pending_move_ns_ +=
+        snapshot_config().stall_ns(rank_state_bytes(), last_ ? snapshot_window_ns(*last_) : 0);
     snapshots_.push_back(d->version);
     start_replication(d->version);
     return;
@@ -332,7 +339,7 @@ void SimBackend::apply_action(const core::Directive& directive) {
       throw std::invalid_argument("restore v" + std::to_string(d->version) +
                                   ": the simulator took no such snapshot");
     pending_move_ns_ += snapshot_copy_ns();
-    iteration_ = d->version;  // the snapshot's iteration runs next
+    iteration_ = d->version;      // the snapshot's iteration runs next
     replication_left_bytes_ = 0;  // the restart ends a replication in flight
     replicating_version_ = -1;
     if (std::exchange(failed_, false)) {

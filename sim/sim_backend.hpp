@@ -125,7 +125,9 @@ class SimBackend : public core::Backend {
   std::vector<core::FailureSeen> gpu_failures_due();
   /// Every rank's GPU, explicit (rank r on GPU r until a remap or re-plan).
   std::vector<int> placement(int ranks) const;
-  /// One rank's state copied between device and host (snapshot, restore).
+  core::SnapshotConfig snapshot_config() const;  // the scenario's, or the defaults
+  double rank_state_bytes() const;               // one rank's state under the running plan
+  /// One rank's state copied from host to device (a restore).
   TimeNs snapshot_copy_ns() const;
   TimeNs repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,
                              const core::ParallelPlan& plan) const;

@@ -6,7 +6,6 @@
 // commits when every pair is done. Under the path network, which shares no
 // link, only the copy is timed, as before.
 #include "core/snapshot/failure_domains.hpp"
-#include "core/snapshot/rank_state.hpp"
 #include "sim/sim_backend.hpp"
 
 namespace parashift::sim {
@@ -30,8 +29,7 @@ void SimBackend::start_replication(long long version) {
   if (replication_pairs_.empty()) return;
   replicating_version_ = version;
   replication_taken_ns_ = now_ns_;
-  replication_left_bytes_ =
-      core::rank_state(scenario_.model, plan_now(), scenario_.training.seq_len).total_bytes();
+  replication_left_bytes_ = rank_state_bytes();
 }
 
 void SimBackend::count_replication(TimeNs iteration_start_ns) {

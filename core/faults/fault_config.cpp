@@ -153,6 +153,7 @@ SnapshotConfig read_snapshot(YamlFields& f) {
   s.host_copy_Bps = gbps(optional_number(f, "host_copy_gbps", s.host_copy_Bps * 8 / 1e9, 0, 1e9,
                                          true, "a number of Gb/s > 0"));
   s.every = nonnegative_int(f, "every", 0);
+  s.overlap = f.optional_bool("overlap").value_or(s.overlap);
   f.reject_unknown();
   return s;
 }

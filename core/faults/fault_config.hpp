@@ -5,6 +5,7 @@
 // validated here, used by sim/faults and the policy.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,9 +77,21 @@ struct SnapshotConfig {
   FailureDomain domain = FailureDomain::Rack;
   int keep_versions = 3;        // versions each host keeps
   double host_copy_Bps = 50e9;  // device -> host copy (PCIe) per GPU
-  /// The device -> host copy of `bytes` of one GPU's state (a snapshot's
-  /// stall; a restore from the host's own memory takes as long).
+  /// The device -> host copy of `bytes` of one GPU's state (a restore from
+  /// the host's own memory takes as long, all of it a stall).
   TimeNs host_copy_ns(double bytes) const { return transfer_ns(bytes, host_copy_Bps); }
+  /// Whether a snapshot's copy runs under the next iteration (CheckFreq,
+  /// Mohan et al., FAST'21, section 4; Gemini, SOSP'23): the copy engines
+  /// move the state while the forward and backward passes compute, and only
+  /// the next update must wait for it. false: training waits for the copy.
+  bool overlap = true;
+  /// What a snapshot of `bytes` stalls training: with overlap, the copy
+  /// beyond `window_ns`, the next iteration's time before its optimizer step
+  /// (sim::snapshot_window_ns); without, all of it.
+  TimeNs stall_ns(double bytes, TimeNs window_ns) const {
+    const TimeNs copy = host_copy_ns(bytes);
+    return overlap ? std::max<TimeNs>(0, copy - window_ns) : copy;
+  }
   /// A snapshot before iterations every, 2 x every, ... of a run (`run`
   /// --backend hw, whose backend takes them); 0: none scheduled.
   int every = 0;

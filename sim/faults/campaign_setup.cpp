@@ -67,6 +67,7 @@ PlanTiming PlanTimes::get(const core::ParallelPlan& asked) {
   t.training_share = std::clamp(
       static_cast<double>(r.dp_sync_ns) / static_cast<double>(std::max<TimeNs>(1, r.iteration_ns)),
       0.0, 0.95);
+  t.snapshot_window_ns = snapshot_window_ns(r);
   cache_.emplace(key, t);
   return t;
 }
@@ -108,7 +109,8 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
   s->nominal = s->times->get(scenario.plan);
   s->state = core::rank_state(scenario.model, scenario.plan, scenario.training.seq_len);
 
-  s->snapshot_stall_ns = config.snapshot.host_copy_ns(s->state.total_bytes());
+  s->snapshot_stall_ns =
+      config.snapshot.stall_ns(s->state.total_bytes(), s->nominal.snapshot_window_ns);
   s->replication_ns =
       replication_ns(topology, s->slots, s->state.total_bytes(), config.snapshot.replicas,
                      config.snapshot.domain, s->nominal.training_share);

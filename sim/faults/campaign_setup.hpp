@@ -35,7 +35,8 @@ namespace parashift::sim {
 
 struct PlanTiming {
   TimeNs iteration_ns = 0;
-  double training_share = 0;  // busiest dp group's collective time / iteration
+  double training_share = 0;      // busiest dp group's collective time / iteration
+  TimeNs snapshot_window_ns = 0;  // what a snapshot's copy can hide under (snapshot_window_ns)
 };
 
 /// Iteration time per plan, simulated once per plan and reused (the

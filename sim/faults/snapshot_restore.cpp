@@ -102,7 +102,7 @@ double SnapshotRun::restore(core::RecoveryPlan& plan, TimeNs now, bool& state_lo
       flows.push_back(RestoreFlow{from, to_gpu, state_.total_bytes()});
     }
     // Every other rank rolls back from its own host's memory (PCIe), in parallel.
-    plan.transfer_ns = std::max(s_.restore->transfer_ns(flows), stall_ns_);
+    plan.transfer_ns = std::max(s_.restore->transfer_ns(flows), copy_ns_);
   }
   core::check_moves_only_lost(plan, lost);
   if (!remap.unplaced.empty()) shrink(plan, remap, restored, now);

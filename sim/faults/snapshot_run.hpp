@@ -118,7 +118,8 @@ class SnapshotRun {
     share_ = batch_share * static_cast<double>(s_.nominal.iteration_ns) /
              static_cast<double>(std::max<TimeNs>(1, timing_.iteration_ns));
     state_ = core::rank_state(s_.scenario->model, plan_, s_.scenario->training.seq_len);
-    stall_ns_ = cfg_.snapshot.host_copy_ns(state_.total_bytes());
+    copy_ns_ = cfg_.snapshot.host_copy_ns(state_.total_bytes());
+    stall_ns_ = cfg_.snapshot.stall_ns(state_.total_bytes(), timing_.snapshot_window_ns);
     // Replication is bandwidth-bound: a re-sharded (shrunk) plan's larger
     // rank state takes proportionally longer.
     repl_ns_ =
@@ -354,7 +355,8 @@ class SnapshotRun {
       saved = last_iteration_work_ + work_of(timing_.iteration_ns);
       run_.training_s += core::ns_to_s(finish_ns);
     }
-    drain_ns = finish_ns + stall_ns_ + repl_ns_;  // recovery time, not a stall of training
+    // The copy has no next iteration to hide under: recovery time, whole.
+    drain_ns = finish_ns + copy_ns_ + repl_ns_;
     push_version(saved, now);
     versions_.back().complete_ns = now;  // replicated within the drain, before the host goes
     return saved;
@@ -439,6 +441,7 @@ class SnapshotRun {
   core::RankState state_;
   double share_ = 1;        // work per second of training, in nominal-plan seconds
   double batch_share_ = 1;  // the plan's global batch over the scenario's
+  TimeNs copy_ns_ = 0;  // one rank's state device <-> host (a restore, a drain)
   TimeNs stall_ns_ = 0, run_ns_ = 0, cycle_ns_ = 1;
   TimeNs every_ = 1;
   TimeNs repl_ns_ = 0;  // replication of one version under the plan in use

@@ -18,9 +18,12 @@ using namespace parashift;
 namespace {
 
 const std::string kSmall = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/small.yaml";
-const std::string kSnapshots = "faults={snapshot: {every: 2}}";
+// Snapshots every 2 iterations, each stalling the next for its whole copy
+// (overlap off: the times below are derived from the copies).
+const std::string kSnapshots = "faults={snapshot: {every: 2, overlap: false}}";
 const std::string kKill =
-    "faults={snapshot: {every: 2}, events: [{kind: kill, rank: 1, at_iteration: 5}]}";
+    "faults={snapshot: {every: 2, overlap: false}, events: [{kind: kill, rank: 1, at_iteration: "
+    "5}]}";
 
 template <class D>
 std::vector<core::TakenDirective> of_kind(const sim::RunSummary& run) {
@@ -73,7 +76,7 @@ namespace {
 // spare node (GPUs 16-23) cabled like node 0.
 core::Scenario failing(const std::string& events, int spares = 0,
                        const std::string& network = "maxmin") {
-  return core::load_scenario(kSmall, {"faults={snapshot: {every: 2}, spares: " +
+  return core::load_scenario(kSmall, {"faults={snapshot: {every: 2, overlap: false}, spares: " +
                                           std::to_string(spares) + ", events: [" + events + "]}",
                                       "run.iterations=10", "run.network=" + network});
 }
@@ -100,10 +103,11 @@ TEST_CASE("a killed rank moves onto a spare GPU on another host, and its group s
   // the one on a 3-node cluster whose node 2 holds no rank, to the
   // nanosecond (loaded with dp6 to fill it, as the scenario's check wants,
   // then set to dp4).
-  core::Scenario three = core::load_scenario(
-      kSmall,
-      {"faults={snapshot: {every: 2}, events: [{kind: kill, rank: 1, at_iteration: 5}]}",
-       "run.iterations=10", "cluster.topology.nodes=3", "plan.dp=6", "training.global_batch=48"});
+  core::Scenario three =
+      core::load_scenario(kSmall, {"faults={snapshot: {every: 2, overlap: false}, events: [{kind: "
+                                   "kill, rank: 1, at_iteration: 5}]}",
+                                   "run.iterations=10", "cluster.topology.nodes=3", "plan.dp=6",
+                                   "training.global_batch=48"});
   three.plan.dp = 4;
   three.plan.global_batch = 32;
   three.training.global_batch = 32;
@@ -317,7 +321,8 @@ TEST_CASE("faults.max_restarts bounds the recoveries, and is read as a count") {
   // max_restarts 1 the first is recovered (v4 restored) and the second
   // ends the run; without the field both are recovered.
   const std::string two_kills =
-      "faults={snapshot: {every: 2}, events: [{kind: kill, rank: 1, at_iteration: 5}, "
+      "faults={snapshot: {every: 2, overlap: false}, events: [{kind: kill, rank: 1, at_iteration: "
+      "5}, "
       "{kind: kill, rank: 2, at_iteration: 7}]";
   const sim::RunSummary bounded = sim::run_scenario(
       core::load_scenario(kSmall, {two_kills + ", max_restarts: 1}", "run.iterations=10"}));

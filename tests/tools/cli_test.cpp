@@ -198,6 +198,9 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
        "faults.events[0] (set on the command line).id: expected a gpu index in [0, 16), found "
        "'16'"},
       {{"simulate", kData + "small.yaml", "--iterations", "0"}, "--iterations"},
+      {{"faults", kData + "small.yaml", "--set", "faults.snapshot.overlap=maybe"},
+       "faults.snapshot.overlap (set on the command line): expected true or false, found "
+       "'maybe'"},
       {{"faults", kData + "small.yaml", "--days", "0"},
        "--days: expected a number of days > 0 and <= 3650, found '0'"},
       {{"faults", kData + "small.yaml", "--days", "soon"},
