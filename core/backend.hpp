@@ -38,6 +38,18 @@ struct Capabilities {
   std::vector<int> gpu_of_rank;
   std::vector<int> spare_gpus;
   std::vector<GpuPlace> place_of_gpu;
+  /// A backend whose data-parallel rings can run in another order
+  /// (ReorderDirective, the simulator), read by the `aggregation` module:
+  /// the host a rank runs on now, and the fabric links the network leg of
+  /// a ring edge of data-parallel group `group` from one rank to the next
+  /// crosses (its routes, as the backend's flows take them). Empty where
+  /// rings keep the launcher's order (the executor).
+  struct RingRoutes {
+    std::function<int(int rank)> host_of_rank;
+    std::function<std::vector<std::string>(int group, int from_rank, int to_rank)> edge_links;
+    explicit operator bool() const { return host_of_rank && edge_links; }
+  };
+  RingRoutes ring_routes;
 };
 
 /// Busy time of one communication group in one iteration.
@@ -52,6 +64,10 @@ struct LinkTelemetry {
   std::string link;
   double bytes = 0;
   double utilisation = 0;  // busy share of the iteration, 0..1
+  /// Bytes of traffic not the job's (other tenants) among `bytes`: what
+  /// the switch port's counter shows beyond the job's own flows.
+  double foreign_bytes = 0;
+  double capacity_Bps = 0;  // the link's rate now; 0: not known
 };
 
 /// A failure the backend saw during a step: what failed and when.

@@ -35,6 +35,7 @@ const char* kind_name(const DirectiveAction& action) {
                         [](const SnapshotDirective&) { return "snapshot"; },
                         [](const RestoreDirective&) { return "restore"; },
                         [](const RemapDirective&) { return "remap"; },
+                        [](const ReorderDirective&) { return "reorder"; },
                     },
                     action);
 }
@@ -56,6 +57,9 @@ std::string to_string(const Directive& directive) {
           [](const RestoreDirective& d) { return "v" + std::to_string(d.version); },
           [](const RemapDirective& d) {
             return "rank " + std::to_string(d.rank) + " -> gpu " + std::to_string(d.spare_gpu);
+          },
+          [](const ReorderDirective& d) {
+            return "dp group " + std::to_string(d.group) + " ring " + format_int_list(d.order);
           },
       },
       directive.action);
@@ -82,6 +86,10 @@ void to_json(nlohmann::json& out, const Directive& directive) {
           [&](const RemapDirective& d) {
             out["rank"] = d.rank;
             out["spare_gpu"] = d.spare_gpu;
+          },
+          [&](const ReorderDirective& d) {
+            out["group"] = d.group;
+            out["order"] = d.order;
           },
       },
       directive.action);

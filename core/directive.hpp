@@ -38,8 +38,17 @@ struct RemapDirective {
   int spare_gpu = 0;
 };
 
-using DirectiveAction = std::variant<ReplanDirective, RepartitionDirective, RebalanceDirective,
-                                     SnapshotDirective, RestoreDirective, RemapDirective>;
+/// Run data-parallel group `group`'s rings in another order: position k of
+/// every ring is replica order[k] (a permutation of 0..dp-1). The sums are
+/// the same; the ring's edges, and so the links they cross, are not.
+struct ReorderDirective {
+  int group = 0;
+  std::vector<int> order;
+};
+
+using DirectiveAction =
+    std::variant<ReplanDirective, RepartitionDirective, RebalanceDirective, SnapshotDirective,
+                 RestoreDirective, RemapDirective, ReorderDirective>;
 
 struct Directive {
   DirectiveAction action;

@@ -1,6 +1,5 @@
 #include "sim/grad_sync_run.hpp"
 
-#include <map>
 #include <memory>
 
 #include "core/cost/estimate.hpp"
@@ -21,21 +20,7 @@ void start_deferred_sync(const GradSyncRun& run, const BucketSyncJob& job, doubl
 
 std::vector<std::vector<int>> scope_rings(const topo::Topology& topology,
                                           const std::vector<int>& ring, core::SyncScope scope) {
-  if (scope == core::SyncScope::Group) return {ring};
-  std::map<int, std::vector<int>> by_host;  // in ring order within each host
-  for (int gpu : ring) by_host[topology.host_of_gpu(gpu)].push_back(gpu);
-  if (scope == core::SyncScope::IntraNode) {
-    std::vector<std::vector<int>> out;
-    for (auto& entry : by_host) out.push_back(std::move(entry.second));
-    return out;
-  }
-  std::vector<std::vector<int>> out;
-  for (const auto& entry : by_host) {
-    const std::vector<int>& local = entry.second;
-    if (out.size() < local.size()) out.resize(local.size());
-    for (std::size_t j = 0; j < local.size(); ++j) out[j].push_back(local[j]);
-  }
-  return out;
+  return core::scope_rings(ring, scope, [&topology](int gpu) { return topology.host_of_gpu(gpu); });
 }
 
 namespace {

@@ -56,7 +56,7 @@ void start_deferred_sync(const GradSyncRun& run, const BucketSyncJob& job, doubl
                          const std::vector<std::vector<int>>& rings, std::uint64_t flow_hash,
                          std::function<void(TimeNs)> on_done);
 
-/// The rings of `scope` cut from one data-parallel ring (hosts from the topology).
+/// core::scope_rings of one data-parallel ring of GPUs (hosts from the topology).
 std::vector<std::vector<int>> scope_rings(const topo::Topology& topology,
                                           const std::vector<int>& ring, core::SyncScope scope);
 

@@ -160,7 +160,8 @@ class IterationSim {
         DpGroup& g = groups_[c + plan_.cp * s];
         g.index = c + plan_.cp * s;
         g.tp_rings.resize(plan_.tp);
-        for (int d = 0; d < plan_.dp; ++d) {
+        for (int k = 0; k < plan_.dp; ++k) {
+          const int d = in_.replica_at(g.index, k);  // the ring's k-th replica
           g.members.push_back(worker_index(s, d, c));
           for (int t = 0; t < plan_.tp; ++t) g.tp_rings[t].push_back(gpu_at({t, c, d, s}));
         }
@@ -492,8 +493,7 @@ class IterationSim {
 
 IterationResult simulate_iteration(const IterationInput& input, const core::WorkProfile& profile,
                                    const PathModel& paths) {
-  IterationSim sim(input, profile, paths);
-  return sim.run();
+  return IterationSim(input, profile, paths).run();
 }
 
 }  // namespace parashift::sim

@@ -59,6 +59,16 @@ struct IterationInput {
   int gpu_of(int rank) const {
     return gpu_of_rank.empty() ? rank : gpu_of_rank[static_cast<std::size_t>(rank)];
   }
+  /// The order each data-parallel group's rings run in (by group index,
+  /// core::ReorderDirective): position k is replica dp_orders[g][k]; a
+  /// group without an entry, or an empty one, runs replicas 0..dp-1.
+  std::vector<std::vector<int>> dp_orders;
+  int replica_at(int group, int position) const {
+    const auto g = static_cast<std::size_t>(group);
+    return g < dp_orders.size() && !dp_orders[g].empty()
+               ? dp_orders[g][static_cast<std::size_t>(position)]
+               : position;
+  }
   NetworkModel network = NetworkModel::MaxMin;
   /// Max-min network only: the traffic classes' weights, and links on which
   /// another tenant sends all the while the iteration runs (its bytes count
@@ -79,6 +89,7 @@ struct LinkUse {
   int link = 0;
   double bytes = 0;
   TimeNs busy_ns = 0;
+  double foreign_bytes = 0;  // of `bytes`, another tenant's
 };
 
 /// What one worker (a tensor-parallel group) did; times in ns.

@@ -13,7 +13,8 @@ std::vector<LinkUse> detail::link_uses(const FlowNetwork& network) {
   std::vector<LinkUse> uses;
   for (topo::LinkId id = 0; id < network.topology().link_count(); ++id) {
     const double bytes = network.link_bytes(id);
-    if (bytes > 0) uses.push_back({id, bytes, network.link_busy_ns(id)});
+    if (bytes > 0)
+      uses.push_back({id, bytes, network.link_busy_ns(id), network.link_foreign_bytes(id)});
   }
   return uses;
 }

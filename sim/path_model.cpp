@@ -11,6 +11,11 @@ void PathModel::set_link_overrides(const std::vector<std::pair<int, double>>& li
   cache_.clear();
 }
 
+double PathModel::link_Bps(int link) const {
+  const auto it = override_by_link_.find(link);
+  return it != override_by_link_.end() ? it->second : topology_->link(link).bandwidth_Bps;
+}
+
 const PathInfo& PathModel::path(int gpu_a, int gpu_b) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(gpu_a)) << 32) |
                             static_cast<std::uint32_t>(gpu_b);

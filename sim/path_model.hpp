@@ -31,6 +31,8 @@ class PathModel {
   /// with background traffic); clears the route cache.
   void set_link_overrides(const std::vector<std::pair<int, double>>& link_Bps);
   const std::vector<std::pair<int, double>>& link_overrides() const { return overrides_; }
+  /// A link's rate now: its override, or the topology's.
+  double link_Bps(int link) const;
   /// The topology's routes changed (a link went down): forgets cached paths.
   void routes_changed() { cache_.clear(); }
 

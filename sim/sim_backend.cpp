@@ -96,6 +96,7 @@ core::Capabilities SimBackend::capabilities() const {
     if (!busy[static_cast<std::size_t>(g)] && !dead_[static_cast<std::size_t>(g)])
       caps.spare_gpus.push_back(g);
   caps.place_of_gpu = place_of_gpu_;
+  caps.ring_routes = ring_routes();
   return caps;
 }
 
@@ -175,7 +176,8 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
           gpu_of_rank_,
           cluster,
           links_down_,
-          replication_left_bytes_};
+          replication_left_bytes_,
+          dp_orders_};
   if (!last_key_ || !(*last_key_ == key)) {
     if (!last_key_ || !(last_key_->cluster.link_Bps == cluster.link_Bps)) {
       paths_.set_link_overrides(cluster.link_Bps);
@@ -189,6 +191,7 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     input.micro_batches_per_replica = micro_batches_per_replica_;
     input.gpu_slowdown = cluster.gpu_slowdown;
     input.gpu_of_rank = gpu_of_rank_;
+    input.dp_orders = dp_orders_;
     input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
     input.traffic = scenario_.traffic;
     input.tenant_links = cluster.tenant_links;
@@ -251,7 +254,8 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   const double iteration_s = core::ns_to_s(last_->iteration_ns);
   for (const LinkUse& use : last_->links) {
     report.links.push_back({paths_.topology().link(use.link).name, use.bytes,
-                            core::ns_to_s(use.busy_ns) / iteration_s});
+                            core::ns_to_s(use.busy_ns) / iteration_s, use.foreign_bytes,
+                            paths_.link_Bps(use.link)});
   }
   return report;
 }
@@ -367,6 +371,7 @@ void SimBackend::apply_action(const core::Directive& directive) {
               .total_ns();
     }
     replanned_ = failed_;
+    dp_orders_.clear();                 // other groups: the new plan's rings in order
     layers_per_virtual_stage_.clear();  // the next step() takes the new plan
     micro_batches_per_replica_.clear();
     // Ranks keep their GPUs while their number does; another number of
@@ -404,6 +409,10 @@ void SimBackend::apply_action(const core::Directive& directive) {
       if (r != d->rank && gpu_of_rank_[static_cast<std::size_t>(r)] == d->spare_gpu)
         throw std::invalid_argument(what + ": rank " + std::to_string(r) + " runs there");
     gpu_of_rank_[static_cast<std::size_t>(d->rank)] = d->spare_gpu;
+    return;
+  }
+  if (const auto* d = std::get_if<core::ReorderDirective>(&directive.action)) {
+    reorder(*d);
     return;
   }
   throw std::invalid_argument(std::string("the simulator backend does not apply '") +

@@ -123,6 +123,11 @@ class SimBackend : public core::Backend {
   /// The GPUs of fail events due before the iteration about to run, each
   /// reported once; marks them dead.
   std::vector<core::FailureSeen> gpu_failures_due();
+  /// A data-parallel group's rings in another order from the next step,
+  /// charged core::kRingRebuildNs (sim_backend_rings.cpp).
+  void reorder(const core::ReorderDirective& directive);
+  /// Capabilities::ring_routes: the hosts and routes the ranks have now.
+  core::Capabilities::RingRoutes ring_routes() const;
   /// Every rank's GPU, explicit (rank r on GPU r until a remap or re-plan).
   std::vector<int> placement(int ranks) const;
   core::SnapshotConfig snapshot_config() const;  // the scenario's, or the defaults
@@ -141,6 +146,7 @@ class SimBackend : public core::Backend {
     ClusterState cluster;
     int links_down = 0;
     double replication_left = 0;
+    std::vector<std::vector<int>> dp_orders;
     friend bool operator==(const Key&, const Key&) = default;
   };
 
@@ -194,6 +200,9 @@ class SimBackend : public core::Backend {
   std::vector<std::pair<int, int>> replication_pairs_;
   double replication_left_bytes_ = 0;
   std::vector<SnapshotCommit> commits_;
+  /// Each data-parallel group's ring order (ReorderDirective; by group
+  /// index, empty: replicas in order); a re-plan starts them over.
+  std::vector<std::vector<int>> dp_orders_;
 };
 
 }  // namespace parashift::sim

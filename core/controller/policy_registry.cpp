@@ -3,12 +3,14 @@
 #include <limits>
 #include "core/assert.hpp"
 
+#include "core/controller/aggregation_policy.hpp"
 #include "core/controller/balancer.hpp"
 #include "core/controller/batch_policy.hpp"
 #include "core/controller/cost_calibration.hpp"
 #include "core/controller/replan_policy.hpp"
 #include "core/controller/straggler_detector.hpp"
 #include "core/controller/sync_policy.hpp"
+#include "core/cost/replan_cost.hpp"
 
 namespace parashift::core {
 
@@ -114,6 +116,26 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.powersgd = c.flag("powersgd");
          o.topk = c.flag("topk");
          return std::make_unique<SyncPolicy>(o);
+       }});
+  registry.add(
+      {"aggregation",
+       "re-order each data-parallel group's rings when the links another tenant loads change, "
+       "so ring edges leave congested links (needs a backend that reports routes: the "
+       "simulator)",
+       {{"threshold", KnobKind::Number, 0.25, 0.01, 1,
+         "foreign share of a link's capacity that congests it"},
+        {"min_improvement", KnobKind::Number, 0.05, 0, 1,
+         "least share of a group's sync time a new order saves"},
+        {"rebuild_s", KnobKind::Number, ns_to_s(kRingRebuildNs), 0, kInf,
+         "cost of a new communicator, s"},
+        {"max_passes", KnobKind::Int, 32, 1, 100000, "swaps per group and evaluation"}},
+       [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
+         AggregationOptions o;
+         o.threshold = c.knob("threshold");
+         o.min_improvement = c.knob("min_improvement");
+         o.rebuild_s = c.knob("rebuild_s");
+         o.max_passes = static_cast<int>(c.knob("max_passes"));
+         return std::make_unique<AggregationPolicy>(o);
        }});
   registry.add(
       {"replan",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "core/cost/estimate.hpp"
 
@@ -135,6 +136,25 @@ TimeNs compression_compute_ns(const CompressionSpec& spec, std::span<const Matri
     }
   }
   return seconds_to_ns(seconds);
+}
+
+std::vector<std::vector<int>> scope_rings(const std::vector<int>& ring, SyncScope scope,
+                                          const std::function<int(int)>& host_of) {
+  if (scope == SyncScope::Group) return {ring};
+  std::unordered_map<int, std::size_t> slot_of_host;  // hosts in the order the ring reaches them
+  std::vector<std::vector<int>> by_host;
+  for (int id : ring) {
+    const auto [at, added] = slot_of_host.try_emplace(host_of(id), by_host.size());
+    if (added) by_host.emplace_back();
+    by_host[at->second].push_back(id);
+  }
+  if (scope == SyncScope::IntraNode) return by_host;
+  std::vector<std::vector<int>> out;
+  for (const auto& local : by_host) {
+    if (out.size() < local.size()) out.resize(local.size());
+    for (std::size_t j = 0; j < local.size(); ++j) out[j].push_back(local[j]);
+  }
+  return out;
 }
 
 }  // namespace parashift::core

@@ -16,6 +16,7 @@
 // layer's bytes for the shipped models).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "core/compress/compression.hpp"
@@ -86,6 +87,14 @@ TimeNs deferred_sync_ns(std::span<const SyncStep> steps, const ClusterView& clus
 /// plus error feedback, three passes of 4 B (read, add, write back).
 TimeNs compression_compute_ns(const CompressionSpec& spec, std::span<const MatrixShape> matrices,
                               const ComputeRates& rates);
+
+/// The rings of `scope` cut from one data-parallel ring (ids of GPUs or of
+/// ranks; `host_of` gives each one's host), as a sync's steps run them:
+/// Group: the ring; IntraNode: the members on each host; InterNode: for
+/// each place j on a host, the j-th member of every host (one rail each).
+/// Hosts and members keep the order the ring reaches them in.
+std::vector<std::vector<int>> scope_rings(const std::vector<int>& ring, SyncScope scope,
+                                          const std::function<int(int)>& host_of);
 
 /// The shard each rank compresses under hierarchical sync: rows / k.
 std::vector<MatrixShape> shard_matrices(std::span<const MatrixShape> matrices, int k);

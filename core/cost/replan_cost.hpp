@@ -24,6 +24,16 @@
 
 namespace parashift::core {
 
+/// One data-parallel group's communicator made anew in another ring order
+/// (core::ReorderDirective) among live ranks, as ncclCommSplit does: no
+/// process restarts and no state moves, so the cost is NCCL's init between
+/// iterations. Published init timings: a 2-rank split 0.15 s (NVIDIA/nccl
+/// issue #1605), an 8-GPU DGX B200 communicator bootstrap 0.03-0.84 s +
+/// topology 1.10 s + connections 0.39 s once kernels are loaded (issue
+/// #1646). One second, charged by the simulator and assumed by the
+/// `aggregation` module (its rebuild_s knob).
+inline constexpr TimeNs kRingRebuildNs = kNsPerS;
+
 struct ReplanCost {
   double bytes_per_gpu = 0;  // state each GPU fetches
   TimeNs move_ns = 0;        // the fetch, all GPUs at once

@@ -136,6 +136,25 @@ double FlowNetwork::link_bytes(topo::LinkId link) const {
   return bytes;
 }
 
+double FlowNetwork::link_foreign_bytes(topo::LinkId link) const {
+  const Link& l = links_[link];
+  double bytes = l.foreign_bytes;
+  for (const std::uint32_t slot : l.flows) {
+    const Flow& f = flows_[slot];
+    if (f.traffic == core::TrafficClass::Tenant)
+      bytes += sent_bytes(f.remaining_bytes, f.rate_Bps, kernel_->now() - f.last_update_ns);
+  }
+  return bytes;
+}
+
+void FlowNetwork::carry(const Flow& flow, double bytes) {
+  const bool foreign = flow.traffic == core::TrafficClass::Tenant;
+  for (const topo::LinkId l : flow.links) {
+    links_[l].bytes += bytes;
+    if (foreign) links_[l].foreign_bytes += bytes;
+  }
+}
+
 TimeNs FlowNetwork::link_busy_ns(topo::LinkId link) const {
   const Link& l = links_[link];
   return l.busy_ns + (l.flows.empty() ? 0 : kernel_->now() - l.busy_since_ns);
@@ -227,7 +246,7 @@ void FlowNetwork::advance(Flow& flow, TimeNs now) {
   const double sent = sent_bytes(flow.remaining_bytes, flow.rate_Bps, now - flow.last_update_ns);
   if (sent > 0) {
     flow.remaining_bytes -= sent;
-    for (const topo::LinkId l : flow.links) links_[l].bytes += sent;
+    carry(flow, sent);
   }
   flow.last_update_ns = now;
 }
@@ -257,7 +276,7 @@ void FlowNetwork::retire_finished(TimeNs now) {
     Flow& f = flows_[slot];
     // The flow finishes exactly now: whatever is left (at most rounding
     // noise beyond rate x elapsed) is delivered.
-    for (const topo::LinkId l : f.links) links_[l].bytes += f.remaining_bytes;
+    carry(f, f.remaining_bytes);
     detach(slot);
     f.remaining_bytes = 0;
     f.rate_Bps = 0;

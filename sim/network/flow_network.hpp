@@ -104,6 +104,8 @@ class FlowNetwork {
 
   /// Bytes the link has carried since the network was made, up to now.
   double link_bytes(topo::LinkId link) const;
+  /// ... of which another tenant's (traffic class Tenant).
+  double link_foreign_bytes(topo::LinkId link) const;
   /// Time the link has had at least one flow sending across it, up to now.
   TimeNs link_busy_ns(topo::LinkId link) const;
   /// Flows now sending (started and not yet past their last byte).
@@ -162,6 +164,7 @@ class FlowNetwork {
     double capacity_Bps = 0;
     std::vector<std::uint32_t> flows;  // slots of flows sending across it
     double bytes = 0;                  // carried, up to each flow's last update
+    double foreign_bytes = 0;          // ... of it by class Tenant
     TimeNs busy_ns = 0;
     TimeNs busy_since_ns = 0;
     std::uint32_t mark = 0;
@@ -178,6 +181,7 @@ class FlowNetwork {
   void detach(std::uint32_t slot);  // removes it, marking its links dirty
   void mark_dirty(topo::LinkId link);
   void advance(Flow& flow, TimeNs now);
+  void carry(const Flow& flow, double bytes);  // counts bytes sent on its links
   void request_update();
   void on_update();
   void retire_finished(TimeNs now);

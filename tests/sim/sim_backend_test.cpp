@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/cost/replan_cost.hpp"
 #include "core/snapshot/rank_state.hpp"
 #include "sim/sim_backend.hpp"
 #include "test_topologies.hpp"
@@ -221,4 +222,32 @@ TEST_CASE("a remap to no GPU, onto a busy one, or of no rank is refused with bot
   CHECK(refusal(2, 2) == "remap rank 2 to gpu 2: the job has ranks 0..1");
   CHECK(refusal(1, 0) == "remap rank 1 to gpu 0: rank 0 runs there");
   CHECK(refusal(1, 2) == "accepted");
+}
+
+TEST_CASE(
+    "a ring re-order: taken as the next step's rings, charged one rebuild, refused when bad") {
+  core::Scenario s = two_stage_scenario();
+  s.plan.pp = 1;
+  s.plan.dp = 2;
+  sim::SimBackend backend(s);
+  const auto before = backend.step(s.plan).iteration_ns;
+  // Two replicas: the order 1 0 is the same ring, so the next step takes
+  // exactly the rebuild longer (core::kRingRebuildNs) and the one after it
+  // no longer.
+  backend.apply({core::ReorderDirective{0, {1, 0}}, "test", 0});
+  const core::StepReport next = backend.step(s.plan);
+  CHECK(next.iteration_ns == before + core::kRingRebuildNs);
+  REQUIRE(next.applied.size() == 1);
+  CHECK(next.applied[0].kind == "reorder");
+  CHECK(backend.step(s.plan).iteration_ns == before);
+  CHECK_THROWS_WITH(backend.apply({core::ReorderDirective{1, {1, 0}}, "test", 0}),
+                    "reorder dp group 1: the plan has data-parallel groups 0..0");
+  CHECK_THROWS_WITH(backend.apply({core::ReorderDirective{0, {1, 1}}, "test", 0}),
+                    "reorder dp group 0: expected an order of the replicas 0..1, each once");
+  // The routes the policy reads: ranks 0 and 1 on GPUs 0 and 1, one host
+  // (the star), joined through its switch: out of GPU 0, into GPU 1.
+  const core::Capabilities caps = backend.capabilities();
+  REQUIRE(caps.ring_routes);
+  CHECK(caps.ring_routes.host_of_rank(0) == caps.ring_routes.host_of_rank(1));
+  CHECK(caps.ring_routes.edge_links(0, 0, 1).size() == 2);
 }

@@ -209,7 +209,8 @@ TEST_CASE("policy section: defaults, knobs and located errors") {
 
   CHECK(policy_error("strager: {}\n") ==
         "scenario.yaml:1:10: policy.strager: unknown policy module 'strager' (expected one of: "
-        "window, template, plugins, rules, calibrate, straggler, balance, sync, replan, batch)");
+        "window, template, plugins, rules, calibrate, straggler, balance, sync, aggregation, "
+        "replan, batch)");
   CHECK(policy_error("straggler:\n  treshold: 1.2\n") ==
         "scenario.yaml:2:3: policy.straggler.treshold: unknown field (did you mean "
         "'threshold'? expected one of: enabled, threshold, patience)");
@@ -219,6 +220,9 @@ TEST_CASE("policy section: defaults, knobs and located errors") {
   CHECK(policy_error("straggler: {patience: 2.5}\n") ==
         "scenario.yaml:1:23: policy.straggler.patience: expected an integer in [1, 1000], found "
         "'2.5'");
+  CHECK(policy_error("aggregation: {threshold: 0}\n") ==
+        "scenario.yaml:1:26: policy.aggregation.threshold: expected a number in [0.01, 1], found "
+        "'0'");
   CHECK(policy_error("balance: {rebalance: maybe}\n") ==
         "scenario.yaml:1:22: policy.balance.rebalance: expected true or false, found 'maybe'");
   CHECK(policy_error("window: 16\n") ==
@@ -230,7 +234,7 @@ TEST_CASE("policy section: defaults, knobs and located errors") {
 
 TEST_CASE("modules are registered by name with a description, in the order they run") {
   const auto registry = core::builtin_policy_registry();
-  CHECK(registry.names() == "calibrate, straggler, balance, sync, replan, batch");
+  CHECK(registry.names() == "calibrate, straggler, balance, sync, aggregation, replan, batch");
   for (const auto& m : registry.modules()) {
     CHECK_FALSE(m.description.empty());
     for (const auto& k : m.knobs) CHECK_FALSE(k.description.empty());

@@ -123,3 +123,16 @@ TEST_CASE("delayed sync defers all but the node reduce-scatter, and hides them b
   CHECK(delayed.dp_comm_exposed_ns < h.dp_comm_exposed_ns);
   CHECK(delayed.total_ns < h.total_ns);
 }
+
+TEST_CASE("scope rings keep the order the ring reaches hosts and members in") {
+  // Members 5 4 0 1 6 7 2 3 on hosts of two members each (id / 2): hosts
+  // reached in the order 2, 0, 3, 1.
+  const std::vector<int> ring{5, 4, 0, 1, 6, 7, 2, 3};
+  auto host_of = [](int id) { return id / 2; };
+  CHECK(scope_rings(ring, SyncScope::Group, host_of) == std::vector<std::vector<int>>{ring});
+  CHECK(scope_rings(ring, SyncScope::IntraNode, host_of) ==
+        std::vector<std::vector<int>>{{5, 4}, {0, 1}, {6, 7}, {2, 3}});
+  // Between nodes: the first member of each host in that order, then the second.
+  CHECK(scope_rings(ring, SyncScope::InterNode, host_of) ==
+        std::vector<std::vector<int>>{{5, 0, 6, 2}, {4, 1, 7, 3}});
+}

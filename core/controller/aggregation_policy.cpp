@@ -1,0 +1,209 @@
+#include "core/controller/aggregation_policy.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <utility>
+
+#include "core/cost/grad_sync.hpp"
+#include "core/rank_layout.hpp"
+
+namespace parashift::core {
+namespace {
+
+constexpr double kEps = 1e-9;
+
+std::string percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * share);
+  return buf;
+}
+
+}  // namespace
+
+bool RingsScore::better_than(const RingsScore& other) const {
+  if (worst < other.worst - kEps) return true;
+  return worst < other.worst + kEps && excess < other.excess - kEps;
+}
+
+RingPricer::RingPricer(const ParallelPlan& plan, int group, const Capabilities::RingRoutes& routes,
+                       const std::vector<std::pair<std::string, double>>& loads)
+    : plan_(plan), group_(group), routes_(routes), loads_(loads) {
+  std::sort(loads_.begin(), loads_.end());
+}
+
+double RingPricer::edge_rate(int from_rank, int to_rank) {
+  if (routes_.host_of_rank(from_rank) == routes_.host_of_rank(to_rank)) return 1;  // NVLink
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from_rank)) << 32) |
+      static_cast<std::uint32_t>(to_rank);
+  if (const auto cached = edge_cache_.find(key); cached != edge_cache_.end()) return cached->second;
+  double rate = 1;
+  for (const std::string& link : routes_.edge_links(group_, from_rank, to_rank)) {
+    const auto at = std::lower_bound(loads_.begin(), loads_.end(), std::make_pair(link, 0.0));
+    if (at != loads_.end() && at->first == link)
+      rate = std::min(rate, std::max(1 - at->second, 0.5));
+  }
+  edge_cache_.emplace(key, rate);
+  return rate;
+}
+
+std::vector<std::vector<int>> RingPricer::rings(const std::vector<int>& order) const {
+  const RankLayout layout(plan_);
+  const int stage = group_ / plan_.cp;
+  const int cp = group_ % plan_.cp;
+  const SyncScope scope = plan_.sync == SyncMode::Flat ? SyncScope::Group : SyncScope::InterNode;
+  std::vector<std::vector<int>> out;
+  for (int t = 0; t < plan_.tp; ++t) {
+    std::vector<int> ring;
+    for (int replica : order) ring.push_back(layout.rank({t, cp, replica, stage}));
+    for (auto& r : scope_rings(ring, scope, routes_.host_of_rank))
+      if (r.size() > 1) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+RingsScore RingPricer::score(const std::vector<int>& order) {
+  RingsScore s;
+  for (const auto& ring : rings(order)) {
+    double slowest = 1;
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      const double rate = edge_rate(ring[i], ring[(i + 1) % ring.size()]);
+      slowest = std::min(slowest, rate);
+      s.excess += 1 / rate - 1;
+    }
+    s.worst = std::max(s.worst, 1 / slowest);
+  }
+  return s;
+}
+
+std::vector<int> RingPricer::search(const std::vector<int>& start, int max_passes) {
+  // Blocks: runs of the order's replicas on one host (their first tensor rank's).
+  const RankLayout layout(plan_);
+  const int stage = group_ / plan_.cp;
+  const int cp = group_ % plan_.cp;
+  auto host_of_replica = [&](int replica) {
+    return routes_.host_of_rank(layout.rank({0, cp, replica, stage}));
+  };
+  std::vector<std::vector<int>> blocks;
+  for (std::size_t k = 0; k < start.size(); ++k) {
+    if (k == 0 || host_of_replica(start[k]) != host_of_replica(start[k - 1])) blocks.emplace_back();
+    blocks.back().push_back(start[k]);
+  }
+  auto flatten = [&] {
+    std::vector<int> order;
+    for (const auto& b : blocks) order.insert(order.end(), b.begin(), b.end());
+    return order;
+  };
+  RingsScore best = score(start);
+  for (int pass = 0; pass < max_passes && best.worst > 1 + kEps; ++pass) {
+    // Hosts at either end of a slow edge: the blocks worth moving.
+    std::vector<int> slow_hosts;
+    for (const auto& ring : rings(flatten()))
+      for (std::size_t i = 0; i < ring.size(); ++i) {
+        const int a = ring[i];
+        const int b = ring[(i + 1) % ring.size()];
+        if (edge_rate(a, b) < 1) {
+          slow_hosts.push_back(routes_.host_of_rank(a));
+          slow_hosts.push_back(routes_.host_of_rank(b));
+        }
+      }
+    std::size_t swap_i = 0, swap_j = 0;
+    RingsScore found = best;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const int host = host_of_replica(blocks[i].front());
+      if (std::find(slow_hosts.begin(), slow_hosts.end(), host) == slow_hosts.end()) continue;
+      for (std::size_t j = 0; j < blocks.size(); ++j) {
+        if (j == i) continue;
+        std::swap(blocks[i], blocks[j]);
+        const RingsScore s = score(flatten());
+        std::swap(blocks[i], blocks[j]);
+        if (s.better_than(found)) {
+          found = s;
+          swap_i = i;
+          swap_j = j;
+          break;  // first improvement: each pass costs one host's swaps at best
+        }
+      }
+      if (found.better_than(best)) break;
+    }
+    if (!found.better_than(best)) break;
+    std::swap(blocks[swap_i], blocks[swap_j]);
+    best = found;
+  }
+  return flatten();
+}
+
+void AggregationPolicy::run(PolicyContext& context) {
+  const StepReport* report = context.report;
+  const ParallelPlan& plan = context.job.plan;
+  if (report == nullptr || plan.dp < 2) return;
+  const Capabilities::RingRoutes& routes = context.capabilities.ring_routes;
+  const char* blind = !routes ? "the backend reports no ring routes"
+                      : report->links.empty() || report->iteration_ns <= 0
+                          ? "the backend reports no link telemetry (run.network: path)"
+                          : nullptr;
+  if (blind != nullptr) {
+    if (!std::exchange(told_blind_, true))
+      context.log.push_back({context.iteration, "aggregation",
+                             std::string(blind) + ": rings keep their order", std::nullopt, false,
+                             0, 0});
+    return;
+  }
+  const int groups = plan.pp * plan.cp;
+  if (plan.label() != plan_label_ || static_cast<int>(orders_.size()) != groups) {
+    plan_label_ = plan.label();  // a new plan's rings start in order
+    orders_.assign(static_cast<std::size_t>(groups), {});
+    for (auto& order : orders_) {
+      order.resize(static_cast<std::size_t>(plan.dp));
+      std::iota(order.begin(), order.end(), 0);
+    }
+    congested_.clear();
+  }
+  const double iteration_s = ns_to_s(report->iteration_ns);
+  std::vector<std::pair<std::string, double>> loads;
+  std::set<std::string> congested;
+  for (const LinkTelemetry& l : report->links) {
+    if (l.capacity_Bps <= 0) continue;
+    const double u = std::clamp(l.foreign_bytes / (l.capacity_Bps * iteration_s), 0.0, 1.0);
+    if (u < options_.threshold) continue;
+    loads.emplace_back(l.link, u);
+    congested.insert(l.link);
+  }
+  if (congested == congested_) return;  // nothing new since the rings were last chosen
+  congested_ = std::move(congested);
+  if (loads.empty()) return;
+  TimeNs sync_ns = 0;  // the longest data-parallel group's sync busy time
+  for (const GroupComm& g : report->comm)
+    if (g.group.rfind("dp[", 0) == 0) sync_ns = std::max(sync_ns, g.busy_ns);
+  const double remaining = static_cast<double>(
+      std::max<std::int64_t>(0, context.job.total_iterations - context.iteration - 1));
+  for (int g = 0; g < groups; ++g) {
+    RingPricer pricer(plan, g, routes, loads);
+    std::vector<int>& order = orders_[static_cast<std::size_t>(g)];
+    const RingsScore now = pricer.score(order);
+    if (now.worst <= 1 + kEps) continue;  // no ring of the group crosses a congested link
+    std::vector<int> next = pricer.search(order, options_.max_passes);
+    const RingsScore after = pricer.score(next);
+    const double saved = 1 - after.worst / now.worst;
+    const double gain_s = ns_to_s(sync_ns) * saved * remaining;
+    const std::string message = "dp group " + std::to_string(g) + ": slowest ring " +
+                                percent(1 / now.worst) + " of its rate on " +
+                                std::to_string(loads.size()) + " congested links; new order " +
+                                percent(1 / after.worst);
+    if (saved < options_.min_improvement || gain_s <= options_.rebuild_s) {
+      if (saved > 0)
+        context.log.push_back({context.iteration, "aggregation",
+                               message + ": saves under min_improvement or its rebuild",
+                               std::nullopt, false, gain_s, options_.rebuild_s});
+      continue;
+    }
+    Directive d{ReorderDirective{g, next}, "aggregation: " + message, gain_s - options_.rebuild_s};
+    context.directives.push_back(d);
+    context.log.push_back(
+        {context.iteration, "aggregation", message, d, true, gain_s, options_.rebuild_s});
+    order = std::move(next);
+  }
+}
+
+}  // namespace parashift::core

@@ -1,0 +1,93 @@
+// The `aggregation` policy module: re-chooses the order of each
+// data-parallel group's rings from the congestion the links report, so the
+// ring's edges between nodes leave the links another tenant loads (C4P, the
+// path allocation of Alibaba's C4, steers flows off busy links the same
+// way; here the lever is the ring's order, which changes the node pairs a
+// ring connects and so the routes ECMP gives them).
+//
+// Each iteration it reads StepReport::links: a link is congested when
+// another tenant's bytes fill at least `threshold` of its capacity over the
+// iteration (foreign_bytes / (capacity x iteration time)). When the set of
+// congested links changes, it prices every data-parallel group's rings as
+// the backend runs them (Capabilities::ring_routes: flat sync rings over
+// the group; hierarchical and delayed over one rail between nodes,
+// core::scope_rings) under one model: a ring edge whose route crosses a
+// link of foreign load u gets max(1 - u, 1/2) of it (max-min against one
+// foreign aggregate of equal weight), a ring runs at the rate of its
+// slowest edge, and a group's sync at its slowest ring's. It then searches
+// orders that keep each host's replicas together (first-improvement
+// hill-climbing over swaps of a host at either end of a congested edge
+// with any other host) and issues a ReorderDirective when the best saves at
+// least min_improvement of the group's sync time and the saving over the
+// remaining run (the group's measured sync busy time x the saved share x
+// iterations left) exceeds rebuild_s, the new communicator's cost
+// (core::kRingRebuildNs). Acting only when the congested set changes is
+// its hysteresis: a ring that moved is not moved back while the
+// congestion stays where it was.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/controller/policy_module.hpp"
+
+namespace parashift::core {
+
+struct AggregationOptions {
+  double threshold = 0.25;        // foreign share of a link's capacity that congests it
+  double min_improvement = 0.05;  // least share of a group's sync time a new order saves
+  double rebuild_s = 1.0;         // a new communicator (core::kRingRebuildNs)
+  int max_passes = 32;            // swaps per group and evaluation
+};
+
+/// How a group's rings fare under the congestion: the slowdown of its
+/// slowest ring (1: none crosses a congested link), then the excess over
+/// all edges, sum of (1 / rate - 1), which counts slow edges a ring has
+/// more than one of (so a swap that mends one of them is seen).
+struct RingsScore {
+  double worst = 1;
+  double excess = 0;
+  bool better_than(const RingsScore& other) const;
+};
+
+/// The ring orders of one data-parallel group priced against the links'
+/// foreign loads (link name -> share of capacity, congested links only).
+class RingPricer {
+ public:
+  RingPricer(const ParallelPlan& plan, int group, const Capabilities::RingRoutes& routes,
+             const std::vector<std::pair<std::string, double>>& loads);
+  /// `order`: position k of every ring is replica order[k].
+  RingsScore score(const std::vector<int>& order);
+  /// The best order hill-climbing finds from `start` (max_passes swaps).
+  std::vector<int> search(const std::vector<int>& start, int max_passes);
+
+ private:
+  double edge_rate(int from_rank, int to_rank);
+  /// Every ring the sync runs for `order` (ranks), and the hosts at either
+  /// end of its congested edges.
+  std::vector<std::vector<int>> rings(const std::vector<int>& order) const;
+
+  const ParallelPlan& plan_;
+  int group_;
+  const Capabilities::RingRoutes& routes_;
+  std::vector<std::pair<std::string, double>> loads_;     // sorted by name
+  std::unordered_map<std::uint64_t, double> edge_cache_;  // rate by (from, to) rank
+};
+
+class AggregationPolicy : public PolicyModule {
+ public:
+  explicit AggregationPolicy(AggregationOptions options) : options_(options) {}
+  void run(PolicyContext& context) override;
+
+ private:
+  AggregationOptions options_;
+  std::string plan_label_;                // the plan orders_ are for
+  std::vector<std::vector<int>> orders_;  // each group's ring order now
+  std::set<std::string> congested_;       // at the last evaluation
+  bool told_blind_ = false;               // said once that the backend shows no routes or links
+};
+
+}  // namespace parashift::core

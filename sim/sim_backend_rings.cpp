@@ -1,0 +1,54 @@
+// The simulator's data-parallel rings in another order (the `aggregation`
+// module's lever): what it tells the policy of its routes, and how it takes
+// a ReorderDirective.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "core/cost/replan_cost.hpp"
+#include "sim/collective.hpp"
+#include "sim/sim_backend.hpp"
+
+namespace parashift::sim {
+
+core::Capabilities::RingRoutes SimBackend::ring_routes() const {
+  core::Capabilities::RingRoutes routes;
+  routes.host_of_rank = [this](int rank) {
+    return paths_.topology().host_of_gpu(gpu_of_rank(rank));
+  };
+  // A ring edge's network leg as start_ring_coflow sends it: from the
+  // sender's node's GPU on the receiver's rail (PXN), hashed by the group's
+  // index (sim/iteration.cpp's flow hash of its gradient sync).
+  routes.edge_links = [this](int group, int from_rank, int to_rank) {
+    const topo::Topology& t = paths_.topology();
+    const int a = gpu_of_rank(from_rank);
+    const int b = gpu_of_rank(to_rank);
+    std::vector<std::string> names;
+    for (const topo::LinkId id : t.route(pxn_source(t, a, b), b, static_cast<std::uint64_t>(group)))
+      names.push_back(t.link(id).name);
+    return names;
+  };
+  return routes;
+}
+
+void SimBackend::reorder(const core::ReorderDirective& directive) {
+  const core::ParallelPlan& plan = plan_now();
+  const int groups = plan.pp * plan.cp;
+  const std::string what = "reorder dp group " + std::to_string(directive.group);
+  if (directive.group < 0 || directive.group >= groups)
+    throw std::invalid_argument(what + ": the plan has data-parallel groups 0.." +
+                                std::to_string(groups - 1));
+  std::vector<int> sorted = directive.order;
+  std::sort(sorted.begin(), sorted.end());
+  bool permutation = static_cast<int>(sorted.size()) == plan.dp;
+  for (int k = 0; permutation && k < plan.dp; ++k)
+    permutation = sorted[static_cast<std::size_t>(k)] == k;
+  if (!permutation)
+    throw std::invalid_argument(what + ": expected an order of the replicas 0.." +
+                                std::to_string(plan.dp - 1) + ", each once");
+  dp_orders_.resize(static_cast<std::size_t>(groups));
+  dp_orders_[static_cast<std::size_t>(directive.group)] = directive.order;
+  pending_move_ns_ += core::kRingRebuildNs;
+}
+
+}  // namespace parashift::sim
