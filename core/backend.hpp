@@ -40,14 +40,16 @@ struct Capabilities {
   std::vector<GpuPlace> place_of_gpu;
   /// A backend whose data-parallel rings can run in another order
   /// (ReorderDirective, the simulator), read by the `aggregation` module:
-  /// the host a rank runs on now, and the fabric links the network leg of
-  /// a ring edge of data-parallel group `group` from one rank to the next
-  /// crosses (its routes, as the backend's flows take them). Empty where
+  /// the host a rank runs on now, the fabric links the network leg of a
+  /// ring edge of data-parallel group `group` from one rank to the next
+  /// crosses (its routes, as the backend's flows take them), and the order
+  /// the group's rings run in now (replicas; empty: 0..dp-1). Empty where
   /// rings keep the launcher's order (the executor).
   struct RingRoutes {
     std::function<int(int rank)> host_of_rank;
     std::function<std::vector<std::string>(int group, int from_rank, int to_rank)> edge_links;
-    explicit operator bool() const { return host_of_rank && edge_links; }
+    std::function<std::vector<int>(int group)> order;
+    explicit operator bool() const { return host_of_rank && edge_links && order; }
   };
   RingRoutes ring_routes;
 };

@@ -371,7 +371,10 @@ void SimBackend::apply_action(const core::Directive& directive) {
               .total_ns();
     }
     replanned_ = failed_;
-    dp_orders_.clear();                 // other groups: the new plan's rings in order
+    const core::ParallelPlan& was = plan_now();  // other groups: their rings in order
+    if (was.tp != d->plan.tp || was.pp != d->plan.pp || was.dp != d->plan.dp ||
+        was.cp != d->plan.cp)
+      dp_orders_.clear();
     layers_per_virtual_stage_.clear();  // the next step() takes the new plan
     micro_batches_per_replica_.clear();
     // Ranks keep their GPUs while their number does; another number of

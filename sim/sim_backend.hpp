@@ -201,7 +201,8 @@ class SimBackend : public core::Backend {
   double replication_left_bytes_ = 0;
   std::vector<SnapshotCommit> commits_;
   /// Each data-parallel group's ring order (ReorderDirective; by group
-  /// index, empty: replicas in order); a re-plan starts them over.
+  /// index, empty: replicas in order); a re-plan to other groups (another
+  /// tp, pp, dp or cp) starts them over.
   std::vector<std::vector<int>> dp_orders_;
 };
 

@@ -28,6 +28,10 @@ core::Capabilities::RingRoutes SimBackend::ring_routes() const {
       names.push_back(t.link(id).name);
     return names;
   };
+  routes.order = [this](int group) {
+    const auto g = static_cast<std::size_t>(group);
+    return g < dp_orders_.size() ? dp_orders_[g] : std::vector<int>{};
+  };
   return routes;
 }
 

@@ -151,15 +151,6 @@ void AggregationPolicy::run(PolicyContext& context) {
     return;
   }
   const int groups = plan.pp * plan.cp;
-  if (plan.label() != plan_label_ || static_cast<int>(orders_.size()) != groups) {
-    plan_label_ = plan.label();  // a new plan's rings start in order
-    orders_.assign(static_cast<std::size_t>(groups), {});
-    for (auto& order : orders_) {
-      order.resize(static_cast<std::size_t>(plan.dp));
-      std::iota(order.begin(), order.end(), 0);
-    }
-    congested_.clear();
-  }
   const double iteration_s = ns_to_s(report->iteration_ns);
   std::vector<std::pair<std::string, double>> loads;
   std::set<std::string> congested;
@@ -180,7 +171,11 @@ void AggregationPolicy::run(PolicyContext& context) {
       std::max<std::int64_t>(0, context.job.total_iterations - context.iteration - 1));
   for (int g = 0; g < groups; ++g) {
     RingPricer pricer(plan, g, routes, loads);
-    std::vector<int>& order = orders_[static_cast<std::size_t>(g)];
+    std::vector<int> order = routes.order(g);
+    if (static_cast<int>(order.size()) != plan.dp) {  // in the launcher's order
+      order.resize(static_cast<std::size_t>(plan.dp));
+      std::iota(order.begin(), order.end(), 0);
+    }
     const RingsScore now = pricer.score(order);
     if (now.worst <= 1 + kEps) continue;  // no ring of the group crosses a congested link
     std::vector<int> next = pricer.search(order, options_.max_passes);
@@ -202,7 +197,6 @@ void AggregationPolicy::run(PolicyContext& context) {
     context.directives.push_back(d);
     context.log.push_back(
         {context.iteration, "aggregation", message, d, true, gain_s, options_.rebuild_s});
-    order = std::move(next);
   }
 }
 

@@ -23,7 +23,9 @@
 // iterations left) exceeds rebuild_s, the new communicator's cost
 // (core::kRingRebuildNs). Acting only when the congested set changes is
 // its hysteresis: a ring that moved is not moved back while the
-// congestion stays where it was.
+// congestion stays where it was. The order each group runs now is the
+// backend's (RingRoutes::order): the module keeps none of its own, so a
+// re-plan or a rebuilt module cannot leave it believing another.
 #pragma once
 
 #include <cstdint>
@@ -84,10 +86,8 @@ class AggregationPolicy : public PolicyModule {
 
  private:
   AggregationOptions options_;
-  std::string plan_label_;                // the plan orders_ are for
-  std::vector<std::vector<int>> orders_;  // each group's ring order now
-  std::set<std::string> congested_;       // at the last evaluation
-  bool told_blind_ = false;               // said once that the backend shows no routes or links
+  std::set<std::string> congested_;  // at the last evaluation
+  bool told_blind_ = false;          // said once that the backend shows no routes or links
 };
 
 }  // namespace parashift::core

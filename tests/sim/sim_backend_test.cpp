@@ -250,4 +250,17 @@ TEST_CASE(
   REQUIRE(caps.ring_routes);
   CHECK(caps.ring_routes.host_of_rank(0) == caps.ring_routes.host_of_rank(1));
   CHECK(caps.ring_routes.edge_links(0, 0, 1).size() == 2);
+  // The order the policy reads back; a re-plan keeps it while the groups
+  // stay (another micro-batch), and starts over for other groups (pp 2 dp 1).
+  CHECK(caps.ring_routes.order(0) == std::vector<int>{1, 0});
+  core::ParallelPlan same = s.plan;
+  same.recompute = core::Recompute::Full;
+  backend.apply({core::ReplanDirective{same}, "test", 0});
+  CHECK(caps.ring_routes.order(0) == std::vector<int>{1, 0});
+  backend.step(same);
+  core::ParallelPlan other = s.plan;
+  other.pp = 2;
+  other.dp = 1;
+  backend.apply({core::ReplanDirective{other}, "test", 0});
+  CHECK(caps.ring_routes.order(0).empty());
 }

@@ -29,7 +29,9 @@ struct Fixture {
     caps.ring_routes.edge_links = [](int, int from, int to) {
       return std::vector<std::string>{std::to_string(from) + "-" + std::to_string(to)};
     };
+    caps.ring_routes.order = [this](int) { return applied; };
   }
+  std::vector<int> applied;  // the ring order the "backend" runs (empty: in order)
   static ParallelPlan plan() {
     ParallelPlan p;
     p.tp = 1;
@@ -49,10 +51,13 @@ struct Fixture {
     r.links = {{"0-1", 1e9, 0.5, 0, 10e9}, {link, share * 10e9, 1.0, share * 10e9, 10e9}};
     return r;
   }
+  // One iteration; a re-order the module issues is applied at once.
   void run(AggregationPolicy& module, const StepReport& r) {
     PolicyContext c{r.iteration, 0, job, state, caps, stragglers, directives, log};
     c.report = &r;
     module.run(c);
+    for (const Directive& d : directives)
+      if (const auto* o = std::get_if<ReorderDirective>(&d.action)) applied = o->order;
   }
 };
 
@@ -87,6 +92,11 @@ TEST_CASE("aggregation: a ring edge on a loaded link is re-ordered away from it,
   CHECK(f.log[0].cost_s == doctest::Approx(1.0));
   // The same congestion next iteration: the rings already avoid it.
   f.run(module, f.report(1, "1-2", 0.8));
+  CHECK(f.directives.size() == 1);
+  // A module made anew (a re-plan or a rule rebuilds it) reads the order
+  // the backend runs, which avoids the load: nothing to do either.
+  AggregationPolicy rebuilt{AggregationOptions{}};
+  f.run(rebuilt, f.report(1, "1-2", 0.8));
   CHECK(f.directives.size() == 1);
   // The load moves to the edge the new order ends on: re-ordered again,
   // away from that one too.
