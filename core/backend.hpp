@@ -70,6 +70,7 @@ struct LinkTelemetry {
   /// the switch port's counter shows beyond the job's own flows.
   double foreign_bytes = 0;
   double capacity_Bps = 0;  // the link's rate now; 0: not known
+  double nominal_Bps = 0;   // its rate when healthy (a degraded link's is more); 0: not known
 };
 
 /// A failure the backend saw during a step: what failed and when.

@@ -255,7 +255,8 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
   for (const LinkUse& use : last_->links) {
     report.links.push_back({paths_.topology().link(use.link).name, use.bytes,
                             core::ns_to_s(use.busy_ns) / iteration_s, use.foreign_bytes,
-                            paths_.link_Bps(use.link)});
+                            paths_.link_Bps(use.link),
+                            paths_.topology().link(use.link).bandwidth_Bps});
   }
   return report;
 }

@@ -26,10 +26,19 @@ bool RingsScore::better_than(const RingsScore& other) const {
   return worst < other.worst + kEps && excess < other.excess - kEps;
 }
 
+double edge_share(const LinkTelemetry& link, double iteration_s, double threshold) {
+  if (link.capacity_Bps <= 0 || iteration_s <= 0) return 1;
+  const double healthy =
+      link.nominal_Bps > 0 ? std::min(1.0, link.capacity_Bps / link.nominal_Bps) : 1.0;
+  const double load = std::clamp(link.foreign_bytes / (link.capacity_Bps * iteration_s), 0.0, 1.0);
+  const double share = healthy * (load >= threshold ? std::max(1 - load, 0.5) : 1.0);
+  return share <= 1 - threshold ? share : 1.0;
+}
+
 RingPricer::RingPricer(const ParallelPlan& plan, int group, const Capabilities::RingRoutes& routes,
-                       const std::vector<std::pair<std::string, double>>& loads)
-    : plan_(plan), group_(group), routes_(routes), loads_(loads) {
-  std::sort(loads_.begin(), loads_.end());
+                       const std::vector<std::pair<std::string, double>>& shares)
+    : plan_(plan), group_(group), routes_(routes), shares_(shares) {
+  std::sort(shares_.begin(), shares_.end());
 }
 
 double RingPricer::edge_rate(int from_rank, int to_rank) {
@@ -40,9 +49,8 @@ double RingPricer::edge_rate(int from_rank, int to_rank) {
   if (const auto cached = edge_cache_.find(key); cached != edge_cache_.end()) return cached->second;
   double rate = 1;
   for (const std::string& link : routes_.edge_links(group_, from_rank, to_rank)) {
-    const auto at = std::lower_bound(loads_.begin(), loads_.end(), std::make_pair(link, 0.0));
-    if (at != loads_.end() && at->first == link)
-      rate = std::min(rate, std::max(1 - at->second, 0.5));
+    const auto at = std::lower_bound(shares_.begin(), shares_.end(), std::make_pair(link, 0.0));
+    if (at != shares_.end() && at->first == link) rate = std::min(rate, at->second);
   }
   edge_cache_.emplace(key, rate);
   return rate;
@@ -152,25 +160,24 @@ void AggregationPolicy::run(PolicyContext& context) {
   }
   const int groups = plan.pp * plan.cp;
   const double iteration_s = ns_to_s(report->iteration_ns);
-  std::vector<std::pair<std::string, double>> loads;
+  std::vector<std::pair<std::string, double>> shares;
   std::set<std::string> congested;
   for (const LinkTelemetry& l : report->links) {
-    if (l.capacity_Bps <= 0) continue;
-    const double u = std::clamp(l.foreign_bytes / (l.capacity_Bps * iteration_s), 0.0, 1.0);
-    if (u < options_.threshold) continue;
-    loads.emplace_back(l.link, u);
+    const double share = edge_share(l, iteration_s, options_.threshold);
+    if (share >= 1) continue;
+    shares.emplace_back(l.link, share);
     congested.insert(l.link);
   }
   if (congested == congested_) return;  // nothing new since the rings were last chosen
   congested_ = std::move(congested);
-  if (loads.empty()) return;
+  if (shares.empty()) return;
   TimeNs sync_ns = 0;  // the longest data-parallel group's sync busy time
   for (const GroupComm& g : report->comm)
     if (g.group.rfind("dp[", 0) == 0) sync_ns = std::max(sync_ns, g.busy_ns);
   const double remaining = static_cast<double>(
       std::max<std::int64_t>(0, context.job.total_iterations - context.iteration - 1));
   for (int g = 0; g < groups; ++g) {
-    RingPricer pricer(plan, g, routes, loads);
+    RingPricer pricer(plan, g, routes, shares);
     std::vector<int> order = routes.order(g);
     if (static_cast<int>(order.size()) != plan.dp) {  // in the launcher's order
       order.resize(static_cast<std::size_t>(plan.dp));
@@ -184,7 +191,7 @@ void AggregationPolicy::run(PolicyContext& context) {
     const double gain_s = ns_to_s(sync_ns) * saved * remaining;
     const std::string message = "dp group " + std::to_string(g) + ": slowest ring " +
                                 percent(1 / now.worst) + " of its rate on " +
-                                std::to_string(loads.size()) + " congested links; new order " +
+                                std::to_string(shares.size()) + " congested links; new order " +
                                 percent(1 / after.worst);
     if (saved < options_.min_improvement || gain_s <= options_.rebuild_s) {
       if (saved > 0)

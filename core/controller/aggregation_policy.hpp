@@ -1,20 +1,22 @@
 // The `aggregation` policy module: re-chooses the order of each
 // data-parallel group's rings from the congestion the links report, so the
-// ring's edges between nodes leave the links another tenant loads (C4P, the
-// path allocation of Alibaba's C4, steers flows off busy links the same
-// way; here the lever is the ring's order, which changes the node pairs a
-// ring connects and so the routes ECMP gives them).
+// ring's edges between nodes leave the links another tenant loads or that
+// run degraded (C4P, the path allocation of Alibaba's C4, steers flows off
+// busy links the same way; here the lever is the ring's order, which
+// changes the node pairs a ring connects and so the routes ECMP gives them).
 //
-// Each iteration it reads StepReport::links: a link is congested when
-// another tenant's bytes fill at least `threshold` of its capacity over the
-// iteration (foreign_bytes / (capacity x iteration time)). When the set of
+// Each iteration it reads StepReport::links and gives each link the share
+// of its healthy rate a ring edge would get there (edge_share): its rate
+// now over its nominal one (a degraded link), times max(1 - u, 1/2) when
+// another tenant's bytes fill u >= `threshold` of its capacity over the
+// iteration (max-min against one foreign aggregate of equal weight). A
+// link whose share is at most 1 - threshold is congested. When the set of
 // congested links changes, it prices every data-parallel group's rings as
 // the backend runs them (Capabilities::ring_routes: flat sync rings over
 // the group; hierarchical and delayed over one rail between nodes,
-// core::scope_rings) under one model: a ring edge whose route crosses a
-// link of foreign load u gets max(1 - u, 1/2) of it (max-min against one
-// foreign aggregate of equal weight), a ring runs at the rate of its
-// slowest edge, and a group's sync at its slowest ring's. It then searches
+// core::scope_rings): an edge gets the least share of the links its route
+// crosses, a ring runs at the rate of its slowest edge, and a group's sync
+// at its slowest ring's. It then searches
 // orders that keep each host's replicas together (first-improvement
 // hill-climbing over swaps of a host at either end of a congested edge
 // with any other host) and issues a ReorderDirective when the best saves at
@@ -39,7 +41,7 @@
 namespace parashift::core {
 
 struct AggregationOptions {
-  double threshold = 0.25;        // foreign share of a link's capacity that congests it
+  double threshold = 0.25;        // share of a healthy link's rate lost that congests it
   double min_improvement = 0.05;  // least share of a group's sync time a new order saves
   double rebuild_s = 1.0;         // a new communicator (core::kRingRebuildNs)
   int max_passes = 32;            // swaps per group and evaluation
@@ -55,12 +57,16 @@ struct RingsScore {
   bool better_than(const RingsScore& other) const;
 };
 
-/// The ring orders of one data-parallel group priced against the links'
-/// foreign loads (link name -> share of capacity, congested links only).
+/// The share of its healthy rate a ring edge gets on `link` (1: the link
+/// is not congested at `threshold`), as the module header says.
+double edge_share(const LinkTelemetry& link, double iteration_s, double threshold);
+
+/// The ring orders of one data-parallel group priced against the congested
+/// links (link name -> edge_share, congested links only).
 class RingPricer {
  public:
   RingPricer(const ParallelPlan& plan, int group, const Capabilities::RingRoutes& routes,
-             const std::vector<std::pair<std::string, double>>& loads);
+             const std::vector<std::pair<std::string, double>>& shares);
   /// `order`: position k of every ring is replica order[k].
   RingsScore score(const std::vector<int>& order);
   /// The best order hill-climbing finds from `start` (max_passes swaps).
@@ -75,7 +81,7 @@ class RingPricer {
   const ParallelPlan& plan_;
   int group_;
   const Capabilities::RingRoutes& routes_;
-  std::vector<std::pair<std::string, double>> loads_;     // sorted by name
+  std::vector<std::pair<std::string, double>> shares_;    // sorted by name
   std::unordered_map<std::uint64_t, double> edge_cache_;  // rate by (from, to) rank
 };
 

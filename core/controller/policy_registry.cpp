@@ -119,11 +119,11 @@ void register_builtin_modules(PolicyRegistry& registry) {
        }});
   registry.add(
       {"aggregation",
-       "re-order each data-parallel group's rings when the links another tenant loads change, "
-       "so ring edges leave congested links (needs a backend that reports routes: the "
-       "simulator)",
+       "re-order each data-parallel group's rings when the congested links (loaded by another "
+       "tenant, or degraded) change, so ring edges leave them (needs a backend that reports "
+       "routes: the simulator)",
        {{"threshold", KnobKind::Number, 0.25, 0.01, 1,
-         "foreign share of a link's capacity that congests it"},
+         "share of a link's healthy rate lost (tenant load, degradation) that congests it"},
         {"min_improvement", KnobKind::Number, 0.05, 0, 1,
          "least share of a group's sync time a new order saves"},
         {"rebuild_s", KnobKind::Number, ns_to_s(kRingRebuildNs), 0, kInf,

@@ -162,10 +162,10 @@ TEST_CASE("aggregation: a light load, a short run left or no routes change nothi
 TEST_CASE("ring pricer: the slowest edge sets a ring's rate, hierarchical rings run per rail") {
   Fixture f;
   ParallelPlan p = Fixture::plan();
-  // Two loads on the identity ring: 1-2 at 60% (rate max(0.4, 0.5) = 0.5)
-  // and 3-0 at 30% (rate 0.7): the ring runs at 0.5, a 2x slowdown.
-  const std::vector<std::pair<std::string, double>> loads{{"1-2", 0.6}, {"3-0", 0.3}};
-  RingPricer pricer(p, 0, f.caps.ring_routes, loads);
+  // Two congested links on the identity ring: an edge gets 0.5 of 1-2 and
+  // 0.7 of 3-0: the ring runs at 0.5, a 2x slowdown.
+  const std::vector<std::pair<std::string, double>> shares{{"1-2", 0.5}, {"3-0", 0.7}};
+  RingPricer pricer(p, 0, f.caps.ring_routes, shares);
   // Excess: (1/0.5 - 1) + (1/0.7 - 1) = 1 + 3/7.
   const RingsScore s = pricer.score({0, 1, 2, 3});
   CHECK(s.worst == doctest::Approx(2.0));
@@ -178,10 +178,44 @@ TEST_CASE("ring pricer: the slowest edge sets a ring's rate, hierarchical rings 
   Fixture h;
   h.caps.ring_routes.host_of_rank = [](int rank) { return rank / 2; };
   p.sync = SyncMode::Hierarchical;
-  RingPricer rails(p, 0, h.caps.ring_routes, {{"1-2", 0.9}, {"3-1", 0.9}});
+  RingPricer rails(p, 0, h.caps.ring_routes, {{"1-2", 0.5}, {"3-1", 0.5}});
   const RingsScore r = rails.score({0, 1, 2, 3});
   CHECK(r.worst == doctest::Approx(1 / 0.5));
   CHECK(r.excess == doctest::Approx(1.0));  // ring (0 2) free; edge 3-1 at 1/2
+}
+
+TEST_CASE("edge share: a foreign load and a degraded rate, each congesting past the threshold") {
+  // Iteration 1 s.
+  auto link = [](double foreign_bytes, double capacity_Bps, double nominal_Bps) {
+    return LinkTelemetry{"l", foreign_bytes, 0.5, foreign_bytes, capacity_Bps, nominal_Bps};
+  };
+  // A tenant filling 80% of 10 GB/s: max(1 - 0.8, 1/2) = 0.5 of the link.
+  CHECK(edge_share(link(8e9, 10e9, 10e9), 1.0, 0.25) == doctest::Approx(0.5));
+  // 20% of it: under the threshold, not congested (share 1).
+  CHECK(edge_share(link(2e9, 10e9, 10e9), 1.0, 0.25) == 1.0);
+  // Degraded to 2 of 10 GB/s, no tenant: 0.2 of its healthy rate.
+  CHECK(edge_share(link(0, 2e9, 10e9), 1.0, 0.25) == doctest::Approx(0.2));
+  // Degraded to 8 of 10: 0.8 > 1 - 0.25, not congested.
+  CHECK(edge_share(link(0, 8e9, 10e9), 1.0, 0.25) == 1.0);
+  // Both: at half its rate, a tenant filling 60% of what is left: 0.5 x 0.5.
+  CHECK(edge_share(link(3e9, 5e9, 10e9), 1.0, 0.25) == doctest::Approx(0.25));
+  // No capacity known: nothing to judge.
+  CHECK(edge_share(link(8e9, 0, 0), 1.0, 0.25) == 1.0);
+}
+
+TEST_CASE("aggregation: a degraded link congests as a loaded one does") {
+  // Link 1-2 at 2 of its 10 GB/s, no tenant: the ring gets 0.2 of it, a 5x
+  // slower sync; any order without 1->2 runs at full rate: saved 1 - 1/5 =
+  // 0.8 of the 1 s sync over 99 iterations = 79.2 s, less the 1 s rebuild.
+  Fixture f;
+  AggregationPolicy module{AggregationOptions{}};
+  StepReport r = f.report(0, "1-2", 0);
+  r.links[1].capacity_Bps = 2e9;
+  r.links[1].nominal_Bps = 10e9;
+  f.run(module, r);
+  REQUIRE(f.directives.size() == 1);
+  CHECK(f.directives[0].predicted_gain_s == doctest::Approx(78.2));
+  CHECK_FALSE(has_edge(std::get<ReorderDirective>(f.directives[0].action).order, 1, 2));
 }
 
 TEST_CASE("ring pricer: a ring with two slow edges is mended one swap at a time") {
@@ -192,7 +226,7 @@ TEST_CASE("ring pricer: a ring with two slow edges is mended one swap at a time"
   Fixture f;
   ParallelPlan p = Fixture::plan();
   p.dp = 8;
-  RingPricer pricer(p, 0, f.caps.ring_routes, {{"1-2", 0.9}, {"5-6", 0.9}});
+  RingPricer pricer(p, 0, f.caps.ring_routes, {{"1-2", 0.5}, {"5-6", 0.5}});
   const std::vector<int> start{0, 1, 2, 3, 4, 5, 6, 7};
   CHECK(pricer.score(start).excess == doctest::Approx(2.0));
   const std::vector<int> found = pricer.search(start, 32);
