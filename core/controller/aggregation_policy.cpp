@@ -174,6 +174,12 @@ void AggregationPolicy::run(PolicyContext& context) {
   TimeNs sync_ns = 0;  // the longest data-parallel group's sync busy time
   for (const GroupComm& g : report->comm)
     if (g.group.rfind("dp[", 0) == 0) sync_ns = std::max(sync_ns, g.busy_ns);
+  // What the iteration can save is at most the communication it exposes
+  // (the sync's busy time overstates a sync that overlaps backward).
+  TimeNs exposed_ns = sync_ns;
+  if (!report->rank_exposed_comm_ns.empty())
+    exposed_ns =
+        *std::max_element(report->rank_exposed_comm_ns.begin(), report->rank_exposed_comm_ns.end());
   const double remaining = static_cast<double>(
       std::max<std::int64_t>(0, context.job.total_iterations - context.iteration - 1));
   for (int g = 0; g < groups; ++g) {
@@ -188,7 +194,7 @@ void AggregationPolicy::run(PolicyContext& context) {
     std::vector<int> next = pricer.search(order, options_.max_passes);
     const RingsScore after = pricer.score(next);
     const double saved = 1 - after.worst / now.worst;
-    const double gain_s = ns_to_s(sync_ns) * saved * remaining;
+    const double gain_s = std::min(ns_to_s(sync_ns) * saved, ns_to_s(exposed_ns)) * remaining;
     const std::string message = "dp group " + std::to_string(g) + ": slowest ring " +
                                 percent(1 / now.worst) + " of its rate on " +
                                 std::to_string(shares.size()) + " congested links; new order " +

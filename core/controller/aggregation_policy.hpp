@@ -21,8 +21,9 @@
 // hill-climbing over swaps of a host at either end of a congested edge
 // with any other host) and issues a ReorderDirective when the best saves at
 // least min_improvement of the group's sync time and the saving over the
-// remaining run (the group's measured sync busy time x the saved share x
-// iterations left) exceeds rebuild_s, the new communicator's cost
+// remaining run (the group's measured sync busy time x the saved share, at
+// most the most any rank's exposed communication, x iterations left)
+// exceeds rebuild_s, the new communicator's cost
 // (core::kRingRebuildNs). Acting only when the congested set changes is
 // its hysteresis: a ring that moved is not moved back while the
 // congestion stays where it was. The order each group runs now is the

@@ -128,6 +128,17 @@ TEST_CASE("aggregation: a light load, a short run left or no routes change nothi
     CHECK_FALSE(f.log[0].applied);
     CHECK(f.log[0].gain_s == doctest::Approx(0.5));
   }
+  SUBCASE("a sync mostly hidden: the gain is at most the exposed communication") {
+    // Ranks expose 0.1 s and 0.2 s of communication: the 0.5 s the new
+    // order saves of the sync is capped at 0.2 s an iteration, x 99 = 19.8 s.
+    Fixture f;
+    AggregationPolicy module{AggregationOptions{}};
+    StepReport r = f.report(0, "1-2", 0.8);
+    r.rank_exposed_comm_ns = {100'000'000, 200'000'000};
+    f.run(module, r);
+    REQUIRE(f.directives.size() == 1);
+    CHECK(f.log[0].gain_s == doctest::Approx(19.8));
+  }
   SUBCASE("a load on a link no ring edge crosses") {
     Fixture f;
     AggregationPolicy module{AggregationOptions{}};
