@@ -39,6 +39,13 @@ RingPricer::RingPricer(const ParallelPlan& plan, int group, const Capabilities::
                        const std::vector<std::pair<std::string, double>>& shares)
     : plan_(plan), group_(group), routes_(routes), shares_(shares) {
   std::sort(shares_.begin(), shares_.end());
+  const RankLayout layout(plan);
+  const int stage = group / plan.cp;
+  const int cp = group % plan.cp;
+  rank_of_.resize(static_cast<std::size_t>(plan.tp));
+  for (int t = 0; t < plan.tp; ++t)
+    for (int replica = 0; replica < plan.dp; ++replica)
+      rank_of_[static_cast<std::size_t>(t)].push_back(layout.rank({t, cp, replica, stage}));
 }
 
 double RingPricer::edge_rate(int from_rank, int to_rank) {
@@ -57,14 +64,11 @@ double RingPricer::edge_rate(int from_rank, int to_rank) {
 }
 
 std::vector<std::vector<int>> RingPricer::rings(const std::vector<int>& order) const {
-  const RankLayout layout(plan_);
-  const int stage = group_ / plan_.cp;
-  const int cp = group_ % plan_.cp;
   const SyncScope scope = plan_.sync == SyncMode::Flat ? SyncScope::Group : SyncScope::InterNode;
   std::vector<std::vector<int>> out;
-  for (int t = 0; t < plan_.tp; ++t) {
+  for (const std::vector<int>& ranks : rank_of_) {
     std::vector<int> ring;
-    for (int replica : order) ring.push_back(layout.rank({t, cp, replica, stage}));
+    for (int replica : order) ring.push_back(ranks[static_cast<std::size_t>(replica)]);
     for (auto& r : scope_rings(ring, scope, routes_.host_of_rank))
       if (r.size() > 1) out.push_back(std::move(r));
   }
@@ -87,11 +91,8 @@ RingsScore RingPricer::score(const std::vector<int>& order) {
 
 std::vector<int> RingPricer::search(const std::vector<int>& start, int max_passes) {
   // Blocks: runs of the order's replicas on one host (their first tensor rank's).
-  const RankLayout layout(plan_);
-  const int stage = group_ / plan_.cp;
-  const int cp = group_ % plan_.cp;
   auto host_of_replica = [&](int replica) {
-    return routes_.host_of_rank(layout.rank({0, cp, replica, stage}));
+    return routes_.host_of_rank(rank_of_.front()[static_cast<std::size_t>(replica)]);
   };
   std::vector<std::vector<int>> blocks;
   for (std::size_t k = 0; k < start.size(); ++k) {

@@ -16,16 +16,15 @@
 // the group; hierarchical and delayed over one rail between nodes,
 // core::scope_rings): an edge gets the least share of the links its route
 // crosses, a ring runs at the rate of its slowest edge, and a group's sync
-// at its slowest ring's. It then searches
-// orders that keep each host's replicas together (first-improvement
-// hill-climbing over swaps of a host at either end of a congested edge
-// with any other host) and issues a ReorderDirective when the best saves at
-// least min_improvement of the group's sync time and the saving over the
-// remaining run (the group's measured sync busy time x the saved share, at
-// most the most any rank's exposed communication, x iterations left)
-// exceeds rebuild_s, the new communicator's cost
-// (core::kRingRebuildNs). Acting only when the congested set changes is
-// its hysteresis: a ring that moved is not moved back while the
+// at its slowest ring's. It then searches orders that keep each host's
+// replicas together (first-improvement hill-climbing over swaps of a host
+// at either end of a congested edge with any other host) and issues a
+// ReorderDirective when the best saves at least min_improvement of the
+// group's sync time and the saving over the remaining run (the group's
+// measured sync busy time x the saved share, at most the most any rank's
+// exposed communication, x iterations left) exceeds rebuild_s, the new
+// communicator's cost (core::kRingRebuildNs). Acting only when the
+// congested set changes is its hysteresis: a ring that moved is not moved back while the
 // congestion stays where it was. The order each group runs now is the
 // backend's (RingRoutes::order): the module keeps none of its own, so a
 // re-plan or a rebuilt module cannot leave it believing another.
@@ -75,14 +74,14 @@ class RingPricer {
 
  private:
   double edge_rate(int from_rank, int to_rank);
-  /// Every ring the sync runs for `order` (ranks), and the hosts at either
-  /// end of its congested edges.
+  /// Every ring (of ranks) the sync runs for `order`.
   std::vector<std::vector<int>> rings(const std::vector<int>& order) const;
 
   const ParallelPlan& plan_;
   int group_;
   const Capabilities::RingRoutes& routes_;
-  std::vector<std::pair<std::string, double>> shares_;    // sorted by name
+  std::vector<std::pair<std::string, double>> shares_;  // sorted by name
+  std::vector<std::vector<int>> rank_of_;               // [tensor rank][replica]: the group's ranks
   std::unordered_map<std::uint64_t, double> edge_cache_;  // rate by (from, to) rank
 };
 

@@ -126,22 +126,12 @@ void FlowNetwork::set_link_bandwidth(topo::LinkId link, double bandwidth_Bps) {
   }
 }
 
-double FlowNetwork::link_bytes(topo::LinkId link) const {
+double FlowNetwork::carried(topo::LinkId link, bool tenant_only) const {
   const Link& l = links_[link];
-  double bytes = l.bytes;
+  double bytes = tenant_only ? l.foreign_bytes : l.bytes;
   for (const std::uint32_t slot : l.flows) {
     const Flow& f = flows_[slot];
-    bytes += sent_bytes(f.remaining_bytes, f.rate_Bps, kernel_->now() - f.last_update_ns);
-  }
-  return bytes;
-}
-
-double FlowNetwork::link_foreign_bytes(topo::LinkId link) const {
-  const Link& l = links_[link];
-  double bytes = l.foreign_bytes;
-  for (const std::uint32_t slot : l.flows) {
-    const Flow& f = flows_[slot];
-    if (f.traffic == core::TrafficClass::Tenant)
+    if (!tenant_only || f.traffic == core::TrafficClass::Tenant)
       bytes += sent_bytes(f.remaining_bytes, f.rate_Bps, kernel_->now() - f.last_update_ns);
   }
   return bytes;

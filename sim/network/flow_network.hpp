@@ -103,9 +103,9 @@ class FlowNetwork {
   double link_bandwidth_Bps(topo::LinkId link) const { return links_[link].capacity_Bps; }
 
   /// Bytes the link has carried since the network was made, up to now.
-  double link_bytes(topo::LinkId link) const;
+  double link_bytes(topo::LinkId link) const { return carried(link, false); }
   /// ... of which another tenant's (traffic class Tenant).
-  double link_foreign_bytes(topo::LinkId link) const;
+  double link_foreign_bytes(topo::LinkId link) const { return carried(link, true); }
   /// Time the link has had at least one flow sending across it, up to now.
   TimeNs link_busy_ns(topo::LinkId link) const;
   /// Flows now sending (started and not yet past their last byte).
@@ -181,7 +181,8 @@ class FlowNetwork {
   void detach(std::uint32_t slot);  // removes it, marking its links dirty
   void mark_dirty(topo::LinkId link);
   void advance(Flow& flow, TimeNs now);
-  void carry(const Flow& flow, double bytes);  // counts bytes sent on its links
+  void carry(const Flow& flow, double bytes);                 // counts bytes sent on its links
+  double carried(topo::LinkId link, bool tenant_only) const;  // up to now, flows in flight too
   void request_update();
   void on_update();
   void retire_finished(TimeNs now);
