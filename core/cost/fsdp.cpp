@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/cost/overlap.hpp"
 #include "core/cost/work_profile.hpp"
 
 namespace parashift::core {
@@ -33,13 +34,13 @@ TimeNs fsdp_comm_ns(const FsdpComm& c, TimeNs layers) {
 TimeNs fsdp_forward_exposed_ns(const FsdpComm& c, TimeNs layers, TimeNs layer_ns, TimeNs passes) {
   passes = std::clamp<TimeNs>(passes, 0, layers);
   return passes * c.gather_ns + c.other_gather_ns +
-         (layers - passes) * std::max<TimeNs>(0, c.gather_ns - layer_ns);
+         (layers - passes) * overlapped_exposed_ns(c.gather_ns, layer_ns);
 }
 
 TimeNs fsdp_backward_exposed_ns(const FsdpComm& c, TimeNs layers, TimeNs layer_ns, TimeNs passes) {
   passes = std::clamp<TimeNs>(passes, 0, layers);
   return passes * c.scatter_ns + c.other_scatter_ns +
-         (layers - passes) * std::max<TimeNs>(0, c.gather_ns + c.scatter_ns - layer_ns);
+         (layers - passes) * overlapped_exposed_ns(c.gather_ns + c.scatter_ns, layer_ns);
 }
 
 }  // namespace parashift::core

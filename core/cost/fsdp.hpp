@@ -3,7 +3,8 @@
 // before its forward and again before its backward (resharded after the
 // forward), and reduce-scatters its gradients after its backward. Prefetch
 // runs layer l+1's gather under layer l's compute, so per layer only what
-// exceeds that compute is exposed, plus the first gather of the forward and
+// exceeds that compute is exposed, and the compute it overlaps runs slower
+// (core::overlapped_exposed_ns), plus the first gather of the forward and
 // the last reduce-scatter of the backward. The embedding (and head)
 // parameters are gathered like one more layer. The one source of these
 // terms for the cost model (estimate.cpp, per stage) and the simulator
@@ -47,14 +48,15 @@ TimeNs fsdp_comm_ns(const FsdpComm& c, TimeNs layers);
 /// What a micro-batch's forward over `layers` layers, each computing
 /// `layer_ns`, in `passes` passes (an interleaved stage's chunks, each its
 /// own pass: nothing prefetches across passes), waits for: each pass's first
-/// gather, then each next layer's gather beyond the compute it hides under,
-/// and the other parameters' gather. Linear in the layers, so a stage's sum
-/// over its chunks equals the sum of each chunk's (passes = 1).
+/// gather, then each next layer's gather beyond the compute it hides under
+/// and that compute's slowdown, and the other parameters' gather. Linear in
+/// the layers, so a stage's sum over its chunks equals the sum of each
+/// chunk's (passes = 1).
 TimeNs fsdp_forward_exposed_ns(const FsdpComm& c, TimeNs layers, TimeNs layer_ns,
                                TimeNs passes = 1);
 /// Likewise for a backward: each next layer's gather and the previous
-/// layer's reduce-scatter beyond one layer's backward, and each pass's last
-/// reduce-scatter (and the other parameters').
+/// layer's reduce-scatter beyond one layer's backward (and its slowdown),
+/// and each pass's last reduce-scatter (and the other parameters').
 TimeNs fsdp_backward_exposed_ns(const FsdpComm& c, TimeNs layers, TimeNs layer_ns,
                                 TimeNs passes = 1);
 

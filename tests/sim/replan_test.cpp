@@ -4,6 +4,7 @@
 // planner on the cluster as it truly is, sim/oracle.hpp) and the static plan.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 #include <variant>
 #include <vector>
@@ -131,13 +132,17 @@ TEST_CASE(
       sim::run_scenario(core::load_scenario(kBandwidth, {"policy.replan=off"}));
   const auto taken = replans(run);
   REQUIRE(taken.size() == 1);
-  // The run's time without the switch: 21 healthy FSDP iterations, the
-  // degraded FSDP ones until the switch, then the new plan's (the last
-  // iteration's, unchanged to the end).
+  // The run's time without the switch: the healthy FSDP iterations (the one
+  // running at 300 s, when the bandwidth halves, finishes healthy: 300 s /
+  // 16.41 s = 18.3, so 19 of them), the degraded FSDP ones until the switch,
+  // then the new plan's (the last iteration's, unchanged to the end).
   const std::int64_t switched = taken.front().iteration;
+  const auto healthy =
+      static_cast<std::int64_t>(std::ceil(300.0 / core::ns_to_s(fixed.healthy_iteration_ns)));
+  CHECK(healthy == 19);
   const double iterations_s =
-      21 * core::ns_to_s(fixed.healthy_iteration_ns) +
-      static_cast<double>(switched - 21) * core::ns_to_s(fixed.last.iteration_ns) +
+      static_cast<double>(healthy) * core::ns_to_s(fixed.healthy_iteration_ns) +
+      static_cast<double>(switched - healthy) * core::ns_to_s(fixed.last.iteration_ns) +
       static_cast<double>(run.iterations - switched) * core::ns_to_s(run.last.iteration_ns);
   // The switch (core/cost/replan_cost.hpp): the default faults.reinit of 20 s,
   // plus each GPU fetching its new plan's weights and optimizer state over
@@ -255,19 +260,23 @@ TEST_CASE("8 GPUs lost with no spare: the shrink lands on the oracle's plan for 
 }
 
 TEST_CASE("the planner told of slow GPUs ranks by the balanced iteration") {
-  // The healthy planner's favourite on this cluster is the scenario's FSDP
-  // plan; with nodes 3, 11, 19 and 27 at 1/0.6 it is not, since FSDP
-  // cannot give the slow replicas fewer micro-batches.
+  // On the healthy cluster the scenario's FSDP plan is within 10% of the
+  // planner's favourite (16.41 s against 14.99 s: its per-layer gathers
+  // slow the compute they hide under, core::overlapped_exposed_ns); with
+  // nodes 3, 11, 19 and 27 at 1/0.6 it falls far behind, since FSDP cannot
+  // give the slow replicas fewer micro-batches.
   const core::Scenario s = core::load_scenario(kSlowNodes);
   core::PlannerInput in = core::planner_input_of(s);
+  in.reference = s.plan;
   core::PlannerOptions one;
   one.top_k = 1;
   const core::PlanSearch healthy = core::search_plans(in, one);
   REQUIRE_FALSE(healthy.top.empty());
-  CHECK(healthy.top.front().plan.label() == s.plan.label());
+  REQUIRE(healthy.reference.has_value());
+  CHECK(healthy.reference->ranked.estimate.total_ns <
+        1.1 * static_cast<double>(healthy.top.front().estimate.total_ns));
   for (int node : {3, 11, 19, 27})
     for (int g = 8 * node; g < 8 * node + 8; ++g) in.gpu_factors.push_back({g, 1 / 0.6});
-  in.reference = s.plan;
   const core::PlanSearch slow = core::search_plans(in, one);
   REQUIRE_FALSE(slow.top.empty());
   CHECK(slow.top.front().plan.replicas_may_differ());

@@ -1,32 +1,49 @@
 #include <doctest/doctest.h>
 
 #include "core/cost/fsdp.hpp"
+#include "core/cost/overlap.hpp"
 
 using namespace parashift;
 
+TEST_CASE("overlap: a collective beside compute slows it by the published share") {
+  // 0.189 of the overlapped time (Lee et al. 2025): 1000 ns of compute under
+  // 400 ns of gather: 0 beyond it, 0.189 x 400 = 75.6 -> 76.
+  CHECK(core::overlapped_exposed_ns(400, 1000) == 76);
+  // 1000 of gather over 400 of compute: 600 beyond it, 0.189 x 400 -> 76.
+  CHECK(core::overlapped_exposed_ns(1000, 400) == 600 + 76);
+  // Nothing beside it, nothing charged.
+  CHECK(core::overlapped_exposed_ns(0, 1000) == 0);
+  CHECK(core::overlapped_exposed_ns(1000, 0) == 1000);
+}
+
 TEST_CASE("FSDP: per-layer gathers hide under compute beyond each pass's first") {
-  // One layer's gather 10, reduce-scatter 20; the embedding's 5 and 7.
-  const core::FsdpComm c{10, 20, 5, 7};
-  // 4 layers of 6 forward: the first gather (10) and the embedding's (5)
-  // wait; each of the other 3 gathers exceeds its layer by 10 - 6 = 4.
-  CHECK(core::fsdp_forward_exposed_ns(c, 4, 6) == 10 + 5 + 3 * 4);
-  // Backward, 25 per layer: the last reduce-scatter (20) and the
-  // embedding's (7), and 3 x (10 + 20 - 25) = 15.
-  CHECK(core::fsdp_backward_exposed_ns(c, 4, 25) == 20 + 7 + 15);
-  // Compute longer than the communication hides all but the ends.
-  CHECK(core::fsdp_forward_exposed_ns(c, 4, 100) == 15);
-  CHECK(core::fsdp_backward_exposed_ns(c, 4, 100) == 27);
-  // Traffic: 4 gathers + the embedding's forward; 4 x (10 + 20) + 5 + 7 backward.
-  CHECK(core::fsdp_forward_comm_ns(c, 4) == 45);
-  CHECK(core::fsdp_backward_comm_ns(c, 4) == 132);
-  CHECK(core::fsdp_comm_ns(c, 4) == 177);
+  // One layer's gather 1000, reduce-scatter 2000; the embedding's 500 and 700.
+  const core::FsdpComm c{1000, 2000, 500, 700};
+  // 4 layers of 600 forward: the first gather (1000) and the embedding's
+  // (500) wait; each of the other 3 gathers exceeds its layer by
+  // 1000 - 600 = 400 and slows its 600 of compute by 0.189 x 600 = 113.4 -> 113.
+  CHECK(core::fsdp_forward_exposed_ns(c, 4, 600) == 1000 + 500 + 3 * (400 + 113));
+  // Backward, 2500 per layer: the last reduce-scatter (2000) and the
+  // embedding's (700), and 3 x (1000 + 2000 - 2500 = 500, plus 0.189 x 2500
+  // = 472.5 -> 473 (llround rounds half away from zero)).
+  CHECK(core::fsdp_backward_exposed_ns(c, 4, 2500) == 2000 + 700 + 3 * (500 + 473));
+  // Compute longer than the communication hides all but the ends, and is
+  // slowed while each hidden collective runs: 3 x 0.189 x 1000 = 3 x 189
+  // forward, 3 x 0.189 x 3000 = 3 x 567 backward.
+  CHECK(core::fsdp_forward_exposed_ns(c, 4, 10000) == 1500 + 3 * 189);
+  CHECK(core::fsdp_backward_exposed_ns(c, 4, 10000) == 2700 + 3 * 567);
+  // Traffic: 4 gathers + the embedding's forward; 4 x (1000 + 2000) + 500 + 700 backward.
+  CHECK(core::fsdp_forward_comm_ns(c, 4) == 4500);
+  CHECK(core::fsdp_backward_comm_ns(c, 4) == 13200);
+  CHECK(core::fsdp_comm_ns(c, 4) == 17700);
 }
 
 TEST_CASE("FSDP: an interleaved stage pays each chunk's first gather, the sum is the chunks'") {
   const core::FsdpComm c{10, 20, 5, 7};
   const core::FsdpComm layers_only{10, 20, 0, 0};
-  // 4 layers in 2 passes of 2: 2 first gathers, 2 hidden-layer excesses of 4.
-  CHECK(core::fsdp_forward_exposed_ns(c, 4, 6, 2) == 2 * 10 + 5 + 2 * 4);
+  // 4 layers in 2 passes of 2: 2 first gathers, 2 hidden-layer excesses of
+  // 10 - 6 = 4, each slowing its 6 of compute by 0.189 x 6 = 1.134 -> 1.
+  CHECK(core::fsdp_forward_exposed_ns(c, 4, 6, 2) == 2 * 10 + 5 + 2 * (4 + 1));
   // The same as a chunk with the embedding plus a chunk without it, 2 layers each.
   CHECK(core::fsdp_forward_exposed_ns(c, 4, 6, 2) ==
         core::fsdp_forward_exposed_ns(c, 2, 6) + core::fsdp_forward_exposed_ns(layers_only, 2, 6));
