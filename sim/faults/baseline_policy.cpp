@@ -17,8 +17,7 @@ PolicyRun run_baseline_policy(CampaignSetup& setup, const std::vector<FailureEve
   const TimeNs it = setup.nominal.iteration_ns;
   const TimeNs run_ns = setup.checkpoint_every * it;
   const TimeNs cycle = run_ns + setup.checkpoint_write_ns;
-  const TimeNs restart_ns = setup.config.heartbeat_timeout_ns + setup.config.baseline.restart_ns +
-                            setup.checkpoint_write_ns;  // detect, restart, read the checkpoint
+  const TimeNs restart_ns = baseline_restart_ns(setup);  // detect, restart, read the checkpoint
   const double bound_s = core::ns_to_s(run_ns);
   run.lost_work_bound_s = bound_s;
   TimeNs seg = 0;

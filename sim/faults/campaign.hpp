@@ -10,6 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/snapshot/ettr_model.hpp"
 #include "sim/faults/campaign_setup.hpp"
 #include "sim/faults/policy_run.hpp"
 
@@ -58,6 +59,11 @@ struct CampaignResult {
 };
 
 CampaignResult run_campaign(CampaignSetup& setup, const CampaignOptions& options);
+
+/// The baseline's inputs to the closed-form ETTR models
+/// (core/snapshot/ettr_model.hpp): its unplanned interruptions per second as
+/// the campaign drew them, its checkpoint interval and write, its restart.
+core::CheckpointRestart baseline_model_inputs(const CampaignSetup& setup, const CampaignResult& r);
 
 nlohmann::json to_json(const CampaignSetup& setup, const CampaignResult& result);
 void print_campaign(std::ostream& out, const CampaignSetup& setup, const CampaignResult& result);

@@ -156,4 +156,9 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
   return s;
 }
 
+TimeNs baseline_restart_ns(const CampaignSetup& setup) {
+  return setup.config.heartbeat_timeout_ns + setup.config.baseline.restart_ns +
+         setup.checkpoint_write_ns;
+}
+
 }  // namespace parashift::sim

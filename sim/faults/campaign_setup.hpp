@@ -93,6 +93,10 @@ struct CampaignSetup {
   std::unique_ptr<RestoreTimer> restore;
 };
 
+/// The baseline job's time down per unplanned interruption: detection,
+/// the full restart, reading the checkpoint back.
+TimeNs baseline_restart_ns(const CampaignSetup& setup);
+
 std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenario,
                                                    const core::FaultConfig& config);
 
