@@ -112,9 +112,19 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
                                      place.pp_crosses_nodes ? 1 : 2, cluster);
     // Blocking sends (activation forward, gradient backward) on every step of
     // the non-interleaved schedules; Megatron overlaps them with compute in
-    // the interleaved steady state, leaving the fill and drain.
+    // the interleaved steady state, leaving the fill and drain: each
+    // steady-state send runs under the next chunk's forward or backward, so
+    // only what a send takes beyond that chunk is exposed (a chunk of one
+    // layer on a slow network: the sends pace the pipeline).
     pp_comm =
         plan.schedule == Schedule::Interleaved1F1B ? 2 * (p - 1) * v * hop : 2 * (m + p - 1) * hop;
+    if (plan.schedule == Schedule::Interleaved1F1B) {
+      const TimeNs chunk_fwd = (fwd + layers * tp_layer / 2) / v;
+      const TimeNs chunk_bwd = (bwd + rec + layers * (tp_layer - tp_layer / 2)) / v;
+      const TimeNs steady = std::max<TimeNs>(0, m - (p - 1)) * v;
+      pp_comm += steady * (pipeline_send_exposed_ns(hop, chunk_fwd) +
+                           pipeline_send_exposed_ns(hop, chunk_bwd));
+    }
   }
 
   // Data-parallel synchronisation of the stage's parameters (the first

@@ -51,4 +51,11 @@ inline TimeNs cp_exposed_ns(TimeNs exchange_ns, TimeNs attention_ns) {
   return std::max<TimeNs>(0, exchange_ns - attention_ns);
 }
 
+/// A steady-state pipeline send of an interleaved schedule under the next
+/// chunk's compute (Megatron posts it, then runs that chunk): what it takes
+/// beyond the chunk. The cost model's form; the simulator runs the sends.
+inline TimeNs pipeline_send_exposed_ns(TimeNs send_ns, TimeNs chunk_ns) {
+  return std::max<TimeNs>(0, send_ns - chunk_ns);
+}
+
 }  // namespace parashift::core
