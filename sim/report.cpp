@@ -187,7 +187,9 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
       << fmt("%.3f", seconds(run.total_ns)) << " s; time lost to slowdowns "
       << (run.restarts > 0 ? "and recovery " : "")
       << (run.batch_changed ? "not measured (the global batch changed)"
-                            : fmt("%.3f", seconds(run.lost_ns())) + " s")
+          : run.lost_ns() < 0
+              ? "none, " + fmt("%.3f", seconds(-run.lost_ns())) + " s ahead of the healthy pace"
+              : fmt("%.3f", seconds(run.lost_ns())) + " s")
       << " (healthy iteration " << fmt("%.4f", seconds(run.healthy_iteration_ns)) << " s)\n";
   const bool recovery_notes =
       std::any_of(run.notes.begin(), run.notes.end(),
