@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -153,6 +154,14 @@ TEST_CASE(
   CHECK(fetch_s == doctest::Approx(0.5).epsilon(0.05));
   CHECK(core::ns_to_s(run.total_ns) - iterations_s ==
         doctest::Approx(20.0 + fetch_s).epsilon(0.01));
+  // The new plan (15.16 s) outpaces the healthy FSDP one (16.41 s) by more
+  // than the degraded iterations and the switch cost: the run ends ahead of
+  // its healthy pace, which the summary says rather than a negative loss.
+  REQUIRE(run.lost_ns() < 0);
+  std::ostringstream out;
+  sim::print_summary(out, s, run);
+  CHECK(out.str().find("time lost to slowdowns none, " +
+                       std::to_string(-run.lost_ns() / 1'000'000'000) + ".") != std::string::npos);
 }
 
 TEST_CASE("a healthy, noisy cluster is never re-planned in 1,000 iterations") {
