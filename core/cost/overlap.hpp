@@ -19,12 +19,18 @@ namespace parashift::core {
 /// with the same formula (FSDP's per-layer gathers and reduce-scatters).
 inline constexpr double kOverlapComputeSlowdown = 0.189;
 
+/// What of `comm`, started with `compute` beside it, runs on after the
+/// compute ends.
+inline TimeNs beyond_ns(TimeNs comm, TimeNs compute) {
+  return std::max<TimeNs>(0, comm - compute);
+}
+
 /// What a layer computing for `compute` waits for when `comm` runs beside
 /// it: the communication beyond the compute, plus the compute's slowdown over
 /// the time the two overlap.
 inline TimeNs overlapped_exposed_ns(TimeNs comm, TimeNs compute) {
   const TimeNs both = std::max<TimeNs>(0, std::min(comm, compute));
-  return std::max<TimeNs>(0, comm - compute) +
+  return beyond_ns(comm, compute) +
          std::llround(kOverlapComputeSlowdown * static_cast<double>(both));
 }
 
@@ -48,14 +54,14 @@ inline TimeNs param_gather_exposed_ns(TimeNs gather_ns, TimeNs first_forward_ns,
 /// send and receive run while the current block's attention is computed,
 /// so only what the exchange takes beyond the attention is exposed.
 inline TimeNs cp_exposed_ns(TimeNs exchange_ns, TimeNs attention_ns) {
-  return std::max<TimeNs>(0, exchange_ns - attention_ns);
+  return beyond_ns(exchange_ns, attention_ns);
 }
 
 /// A steady-state pipeline send of an interleaved schedule under the next
 /// chunk's compute (Megatron posts it, then runs that chunk): what it takes
 /// beyond the chunk. The cost model's form; the simulator runs the sends.
 inline TimeNs pipeline_send_exposed_ns(TimeNs send_ns, TimeNs chunk_ns) {
-  return std::max<TimeNs>(0, send_ns - chunk_ns);
+  return beyond_ns(send_ns, chunk_ns);
 }
 
 }  // namespace parashift::core
