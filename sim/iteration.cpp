@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 
 #include "core/assert.hpp"
 #include "core/cost/fsdp.hpp"
@@ -29,14 +28,19 @@ using core::PassOp;
 using core::stage_schedule;
 using core::virtual_stage;
 
-namespace {
-
-using namespace detail;  // sim/iteration_state.hpp: Worker, DpGroup, Bucket
+namespace detail {  // sim/iteration_state.hpp: Worker, DpGroup, Bucket
 
 class IterationSim {
  public:
-  IterationSim(const IterationInput& in, const core::WorkProfile& profile, const PathModel& paths)
-      : in_(in), plan_(*in.plan), profile_(profile), paths_(paths), layout_(plan_) {
+  IterationSim(const IterationInput& in, const core::WorkProfile& profile, const PathModel& paths,
+               Kernel* shared_kernel = nullptr, FlowNetwork* shared_network = nullptr)
+      : in_(in),
+        plan_(*in.plan),
+        profile_(profile),
+        paths_(paths),
+        layout_(plan_),
+        kernel_(shared_kernel != nullptr ? *shared_kernel : own_kernel_),
+        network_(shared_network) {
     // The fabric's NCCL parameters, built as the cost model builds them.
     if (in.device != nullptr) fabric_ = core::cluster_view_of(paths_.topology(), *in.device).nccl;
     v_ = plan_.virtual_stages;
@@ -52,35 +56,33 @@ class IterationSim {
     layer_activation_bytes_ = core::layer_activation_bytes(*in.model, plan_, in.seq_len);
     split_backward_ = plan_.schedule == core::Schedule::ZeroBubbleH1;
     last_gradient_pass_ = split_backward_ ? PassKind::BackwardWeight : PassKind::Backward;
-    if (in.network == NetworkModel::MaxMin) {
-      network_ = std::make_unique<FlowNetwork>(kernel_, paths_.topology());
-      network_->set_class_weights(in.traffic);
-      for (const auto& [link, bandwidth] : paths_.link_overrides()) {
-        network_->set_link_bandwidth(link, bandwidth);
-      }
-      if (in.trace != nullptr) {
-        network_->set_busy_observer([trace = in.trace](topo::LinkId link, TimeNs a, TimeNs b) {
-          trace->link_busy(link, a, b);
-        });
-      }
+    if (network_ == nullptr && in.network == NetworkModel::MaxMin) {
+      own_network_ = make_flow_network(kernel_, paths_, in);
+      network_ = own_network_.get();
     }
     build_workers();
     build_dp_groups();
   }
 
+  // Shared kernel: `done` gets the result at the iteration's end.
+  void start(std::function<void(IterationResult)> done) { done_ = std::move(done), begin(); }
   IterationResult run() {
-    // Delayed sync: the previous iteration's deferred steps, under this one.
-    if (plan_.sync == core::SyncMode::Delayed && plan_.dp > 1)
-      start_deferred_syncs({kernel_, network_.get(), paths_, fabric_},
-                           {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, groups_,
-                           workers_, [this](DpGroup& g) { pump(g); });
-    if (network_) background_ = std::make_unique<BackgroundTraffic>(*network_, in_);
-    for (std::size_t w = 0; w < workers_.size(); ++w) try_start(static_cast<int>(w));
+    begin();
     kernel_.run();
     return collect();
   }
 
  private:
+  void begin() {
+    // Delayed sync: the previous iteration's deferred steps, under this one.
+    if (plan_.sync == core::SyncMode::Delayed && plan_.dp > 1)
+      start_deferred_syncs({kernel_, network_, paths_, fabric_},
+                           {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, groups_,
+                           workers_, [this](DpGroup& g) { pump(g); });
+    if (network_) background_ = std::make_unique<BackgroundTraffic>(*network_, in_);
+    for (std::size_t w = 0; w < workers_.size(); ++w) try_start(static_cast<int>(w));
+  }
+
   int replica_micro_batches(int replica) const {
     return in_.micro_batches_per_replica.empty() ? micro_batches_
                                                  : in_.micro_batches_per_replica[replica];
@@ -92,7 +94,6 @@ class IterationSim {
 
   void build_workers() {
     workers_.resize(static_cast<std::size_t>(stages_) * plan_.dp * plan_.cp);
-    const auto& layer = profile_.layer;
     for (int s = 0; s < stages_; ++s) {
       for (int d = 0; d < plan_.dp; ++d) {
         const int micro_batches = replica_micro_batches(d);
@@ -117,20 +118,9 @@ class IterationSim {
           w.backward_ready.assign(slots, 0);
           w.backward_left.assign(v_, micro_batches);
           w.inflight.assign(v_, 0);
-          // With sequence parallelism each all-gather has its reduce-scatter twin.
-          w.tp_forward_ns_per_layer = collective_calls_ns(layer.tp_forward, w.gpus) +
-                                      collective_calls_ns(layer.tp_forward_scatter, w.gpus);
-          w.tp_backward_ns_per_layer = collective_calls_ns(layer.tp_backward, w.gpus) +
-                                       collective_calls_ns(layer.tp_backward_scatter, w.gpus);
           std::vector<int> cp_ring;
           for (int r = 0; r < plan_.cp; ++r) cp_ring.push_back(gpu_at({0, r, d, s}));
-          // The ring's exchange runs under each block's attention.
-          w.cp_forward_ns_per_layer = core::cp_exposed_ns(
-              collective_calls_ns(layer.cp_forward, cp_ring),
-              std::llround(static_cast<double>(layer.attention_forward_ns) * w.slowdown));
-          w.cp_backward_ns_per_layer = core::cp_exposed_ns(
-              collective_calls_ns(layer.cp_backward, cp_ring),
-              std::llround(static_cast<double>(layer.attention_backward_ns) * w.slowdown));
+          set_layer_comm(w, profile_.layer, cp_ring, paths_, fabric_);
           int stage_layers = 0;
           for (int k = 0; k < v_; ++k) stage_layers += layers_[virtual_stage(stages_, s, k)];
           w.layers_on_stage = stage_layers;
@@ -147,11 +137,6 @@ class IterationSim {
   }
 
   int gpu_at(const core::RankCoord& c) const { return in_.gpu_of(layout_.rank(c)); }
-
-  TimeNs collective_calls_ns(const core::CollectiveCall& call, const std::vector<int>& gpus) const {
-    if (call.count == 0 || gpus.size() < 2) return 0;
-    return call.count * ring_collective_ns(paths_, fabric_, call.kind, call.bytes, gpus);
-  }
 
   void build_dp_groups() {
     groups_.resize(static_cast<std::size_t>(stages_) * plan_.cp);
@@ -396,7 +381,7 @@ class IterationSim {
       g.streaming = false;
       pump(g);
     };
-    start_bucket_sync({kernel_, network_.get(), paths_, fabric_},
+    start_bucket_sync({kernel_, network_, paths_, fabric_},
                       {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, kind,
                       bucket.bytes, g.tp_rings, static_cast<std::uint64_t>(g.index), done);
   }
@@ -429,14 +414,19 @@ class IterationSim {
     const TimeNs exposed = param_gather_tail_ns(w, profile_, plan_.pp, gather);
     w.stats.dp_exposed_ns += exposed;
     w.stats.finish_ns = start + w.stats.optimizer_ns + exposed;
-    if (background_ && ++optimizers_started_ == workers_.size()) background_->stop();
+    end_ns_ = std::max(end_ns_, w.stats.finish_ns);
+    if (++optimizers_started_ < workers_.size()) return;
+    if (background_) background_->stop();
+    if (done_) kernel_.schedule_at(end_ns_, [this] { done_(collect()); });
   }
 
   IterationResult collect() {
     IterationResult r;
-    r.events = kernel_.executed();
+    r.events = kernel_.executed() - events0_;
     for (Worker& w : workers_) {
       PARASHIFT_ASSERT(w.next == w.ops.size(), "a worker did not finish its schedule (deadlock)");
+      w.stats.finish_ns -= t0_;  // times from the iteration's start
+      w.stats.last_pass_end_ns -= t0_;
       r.iteration_ns = std::max(r.iteration_ns, w.stats.finish_ns);
     }
     double bubble_sum = 0;
@@ -454,18 +444,12 @@ class IterationSim {
       r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
       r.dp_group_busy_ns.push_back(g.busy_ns);
     }
-    if (network_) r.links = link_uses(*network_);
+    if (own_network_) r.links = link_uses(*own_network_);  // not a shared one's
     if (background_) background_->collect(r);
-    const double seconds = core::ns_to_s(r.iteration_ns);
+    if (background_ && r.snapshot_done_ns >= 0) r.snapshot_done_ns -= t0_;
     r.bubble_share =
         bubble_sum / static_cast<double>(workers_.size()) / static_cast<double>(r.iteration_ns);
-    const WorkerStats& c = r.critical();
-    r.exposed_comm_ns = c.tp_comm_ns + c.cp_comm_ns + c.dp_exposed_ns;
-    r.model_flops = core::model_flops_per_iteration(*in_.model, plan_, in_.seq_len);
-    const double peak = plan_.precision == core::Precision::Fp8 ? in_.device->peak_fp8_flops_per_s
-                                                                : in_.device->peak_bf16_flops_per_s;
-    r.mfu = r.model_flops / (seconds * plan_.gpus() * peak);
-    r.tokens_per_s = static_cast<double>(plan_.global_batch) * in_.seq_len / seconds;
+    fill_rates(r, in_);
     return r;
   }
 
@@ -475,12 +459,18 @@ class IterationSim {
   const PathModel& paths_;
   core::NcclFabric fabric_;
   core::RankLayout layout_;
-  Kernel kernel_;
+  Kernel own_kernel_;
+  Kernel& kernel_;             // own_kernel_, or one other jobs' iterations share
+  TimeNs t0_ = kernel_.now();  // at the start
+  std::uint64_t events0_ = kernel_.executed();
+  TimeNs end_ns_ = 0;  // the last worker's finish
+  std::function<void(IterationResult)> done_;
   int v_ = 1, stages_ = 1, micro_batches_ = 1, virtual_stages_ = 1;
   std::vector<int> layers_;
   std::vector<Worker> workers_;
   std::vector<DpGroup> groups_;
-  std::unique_ptr<FlowNetwork> network_;           // null under NetworkModel::Path
+  FlowNetwork* network_ = nullptr;  // null under NetworkModel::Path
+  std::unique_ptr<FlowNetwork> own_network_;
   std::unique_ptr<BackgroundTraffic> background_;  // tenants, snapshot replication
   std::size_t optimizers_started_ = 0;
   double layer_activation_bytes_ = 0;
@@ -489,11 +479,21 @@ class IterationSim {
   PassKind last_gradient_pass_ = PassKind::Backward;
 };
 
-}  // namespace
+}  // namespace detail
 
 IterationResult simulate_iteration(const IterationInput& input, const core::WorkProfile& profile,
                                    const PathModel& paths) {
-  return IterationSim(input, profile, paths).run();
+  return detail::IterationSim(input, profile, paths).run();
+}
+
+SharedIteration start_shared_iteration(const IterationInput& input,
+                                       const core::WorkProfile& profile, const PathModel& paths,
+                                       Kernel& kernel, FlowNetwork& network,
+                                       std::function<void(IterationResult)> done) {
+  PARASHIFT_ASSERT(input.trace == nullptr, "a shared iteration records no trace");
+  auto sim = std::make_shared<detail::IterationSim>(input, profile, paths, &kernel, &network);
+  sim->start(std::move(done));
+  return sim;
 }
 
 }  // namespace parashift::sim

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -146,5 +148,25 @@ IterationInput scenario_input(const core::Scenario& scenario, const core::Device
 
 IterationResult simulate_iteration(const IterationInput& input, const core::WorkProfile& profile,
                                    const PathModel& paths);
+
+class Kernel;
+class FlowNetwork;
+namespace detail {
+class IterationSim;
+}
+/// An iteration running on a kernel and max-min network other jobs'
+/// iterations share (sim/shared_cluster.hpp). Hold it until the kernel has
+/// run dry: flows it started may finish after its end.
+using SharedIteration = std::shared_ptr<detail::IterationSim>;
+
+/// Starts `input`'s iteration at kernel.now() on `network` (its class
+/// weights and link rates are the caller's; input.network is not read and
+/// input.trace must be null). `done` gets the result, its times counted from the start
+/// and without `links` (the network's are the cluster's), at the iteration's
+/// end from inside the kernel's run. `input` and `profile` must outlive it.
+SharedIteration start_shared_iteration(const IterationInput& input,
+                                       const core::WorkProfile& profile, const PathModel& paths,
+                                       Kernel& kernel, FlowNetwork& network,
+                                       std::function<void(IterationResult)> done);
 
 }  // namespace parashift::sim

@@ -6,6 +6,7 @@
 #include "sim/iteration.hpp"
 #include "sim/iteration_state.hpp"
 #include "sim/network/flow_network.hpp"
+#include "sim/trace.hpp"
 
 namespace parashift::sim {
 
@@ -17,6 +18,32 @@ std::vector<LinkUse> detail::link_uses(const FlowNetwork& network) {
       uses.push_back({id, bytes, network.link_busy_ns(id), network.link_foreign_bytes(id)});
   }
   return uses;
+}
+
+std::unique_ptr<FlowNetwork> detail::make_flow_network(Kernel& kernel, const PathModel& paths,
+                                                       const IterationInput& in) {
+  auto network = std::make_unique<FlowNetwork>(kernel, paths.topology());
+  network->set_class_weights(in.traffic);
+  for (const auto& [link, bandwidth] : paths.link_overrides())
+    network->set_link_bandwidth(link, bandwidth);
+  if (in.trace != nullptr) {
+    network->set_busy_observer([trace = in.trace](topo::LinkId link, TimeNs a, TimeNs b) {
+      trace->link_busy(link, a, b);
+    });
+  }
+  return network;
+}
+
+void detail::fill_rates(IterationResult& r, const IterationInput& in) {
+  const WorkerStats& c = r.critical();
+  r.exposed_comm_ns = c.tp_comm_ns + c.cp_comm_ns + c.dp_exposed_ns;
+  const core::ParallelPlan& plan = *in.plan;
+  r.model_flops = core::model_flops_per_iteration(*in.model, plan, in.seq_len);
+  const double peak = plan.precision == core::Precision::Fp8 ? in.device->peak_fp8_flops_per_s
+                                                             : in.device->peak_bf16_flops_per_s;
+  const double seconds = core::ns_to_s(r.iteration_ns);
+  r.mfu = r.model_flops / (seconds * plan.gpus() * peak);
+  r.tokens_per_s = static_cast<double>(plan.global_batch) * in.seq_len / seconds;
 }
 
 const WorkerStats& IterationResult::critical() const {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 
@@ -83,6 +84,35 @@ void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
                           done(g);
                         });
   }
+}
+
+namespace {
+
+TimeNs collective_calls_ns(const PathModel& paths, const core::NcclFabric& fabric,
+                           const core::CollectiveCall& call, const std::vector<int>& gpus) {
+  if (call.count == 0 || gpus.size() < 2) return 0;
+  return call.count * ring_collective_ns(paths, fabric, call.kind, call.bytes, gpus);
+}
+
+}  // namespace
+
+void set_layer_comm(Worker& w, const core::LayerWork& layer, const std::vector<int>& cp_ring,
+                    const PathModel& paths, const core::NcclFabric& fabric) {
+  auto calls_ns = [&](const core::CollectiveCall& call, const std::vector<int>& gpus) {
+    return collective_calls_ns(paths, fabric, call, gpus);
+  };
+  // With sequence parallelism each all-gather has its reduce-scatter twin.
+  w.tp_forward_ns_per_layer =
+      calls_ns(layer.tp_forward, w.gpus) + calls_ns(layer.tp_forward_scatter, w.gpus);
+  w.tp_backward_ns_per_layer =
+      calls_ns(layer.tp_backward, w.gpus) + calls_ns(layer.tp_backward_scatter, w.gpus);
+  // The ring's exchange runs under each block's attention.
+  w.cp_forward_ns_per_layer = core::cp_exposed_ns(
+      calls_ns(layer.cp_forward, cp_ring),
+      std::llround(static_cast<double>(layer.attention_forward_ns) * w.slowdown));
+  w.cp_backward_ns_per_layer = core::cp_exposed_ns(
+      calls_ns(layer.cp_backward, cp_ring),
+      std::llround(static_cast<double>(layer.attention_backward_ns) * w.slowdown));
 }
 
 }  // namespace parashift::sim::detail

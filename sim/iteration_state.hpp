@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/cost/estimate.hpp"
@@ -117,5 +118,18 @@ void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
 
 /// What each link of `network` has carried so far (links that carried bytes).
 std::vector<LinkUse> link_uses(const FlowNetwork& network);
+
+/// Sets worker `w`'s (its GPUs and slowdown set) per-layer tensor- and
+/// context-parallel time; `cp_ring` holds tensor rank 0 of each cp rank.
+void set_layer_comm(Worker& w, const core::LayerWork& layer, const std::vector<int>& cp_ring,
+                    const PathModel& paths, const core::NcclFabric& fabric);
+
+/// The max-min network an iteration runs on alone: `in`'s class weights,
+/// `paths`' link overrides, busy links into `in.trace` when set.
+std::unique_ptr<FlowNetwork> make_flow_network(Kernel& kernel, const PathModel& paths,
+                                               const IterationInput& in);
+
+/// Model FLOPs, MFU and tokens per second of `r` (its iteration_ns set).
+void fill_rates(IterationResult& r, const IterationInput& in);
 
 }  // namespace parashift::sim::detail
