@@ -83,6 +83,9 @@ struct ScenarioOptions {
   /// may be missing, and a plan that does not fit the cluster is reported
   /// (Scenario::plan_problem) instead of refused.
   bool plan_optional = false;
+  /// A job of a shared cluster: the plan sets how many GPUs it runs on (dp
+  /// must be given), not the topology; its placement is checked apart.
+  bool plan_sets_gpus = false;
 };
 
 /// Applies "key.path=value" overrides (CLI --set) to a parsed YAML document.

@@ -6,9 +6,12 @@
 #include <vector>
 
 #include "core/input_error.hpp"
+#include "core/input_file.hpp"
 #include "core/scenario/scenario.hpp"
+#include "core/scenario/shared_cluster.hpp"
 #include "sim/report.hpp"
 #include "sim/run.hpp"
+#include "sim/shared_report.hpp"
 #include "sim/trace.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/output_file.hpp"
@@ -78,6 +81,27 @@ nlohmann::json simulate_json(const core::Scenario& scenario, const sim::RunSumma
   return j;
 }
 
+// A scenario with `jobs:`: every job on one cluster, sharing its links.
+void run_shared(const SimulateOptions& opts, const std::vector<std::string>& overrides,
+                const std::string& text, CliContext& ctx) {
+  const std::pair<const char*, const std::string*> single_job_only[] = {
+      {"--compare", &opts.compare},
+      {"--trace", &opts.trace_path},
+      {"--svg", &opts.svg_path},
+      {"--links", &opts.links_path}};
+  for (const auto& [flag, value] : single_job_only)
+    if (!value->empty())
+      throw core::InputError(std::string(flag) + ": not available for a shared cluster (" +
+                             opts.scenario + " has jobs:)");
+  core::SharedCluster cluster = core::parse_shared_cluster(text, opts.scenario, overrides);
+  if (opts.iterations)
+    for (core::SharedJob& job : cluster.jobs) job.scenario.run.iterations = *opts.iterations;
+  const sim::SharedClusterResult result = sim::run_shared_cluster(cluster);
+  sim::print_shared_cluster(ctx.out, cluster, result);
+  if (!opts.json_path.empty())
+    write_json_file(opts.json_path, sim::shared_cluster_json(cluster, result));
+}
+
 void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   check_output_path("--json", opts.json_path);
   check_output_path("--trace", opts.trace_path);
@@ -86,7 +110,9 @@ void run_simulate(const SimulateOptions& opts, CliContext& ctx) {
   std::vector<std::string> overrides = opts.overrides;
   if (opts.iterations) overrides.push_back("run.iterations=" + std::to_string(*opts.iterations));
   if (opts.seed) overrides.push_back("run.seed=" + std::to_string(*opts.seed));
-  const core::Scenario scenario = core::load_scenario(opts.scenario, overrides);
+  const std::string text = core::read_input_file(opts.scenario, "scenario file");
+  if (core::is_shared_cluster(text)) return run_shared(opts, overrides, text, ctx);
+  const core::Scenario scenario = core::parse_scenario(text, opts.scenario, overrides);
   if (!opts.links_path.empty() && !scenario.run.contention) {
     throw core::InputError("--links needs the max-min network (run.network: maxmin)");
   }

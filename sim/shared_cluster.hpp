@@ -1,0 +1,44 @@
+// A shared cluster's run (core/scenario/shared_cluster.hpp): every job's
+// iterations on one discrete-event kernel and one max-min flow network, so
+// their pipeline sends and gradient syncs contend on the links they share
+// (weighted by traffic class, `traffic:`), each job starting its next
+// iteration when the last one ends. Each job is also simulated alone on the
+// same GPUs, so the report shows what sharing cost it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/scenario/shared_cluster.hpp"
+#include "sim/iteration.hpp"
+
+namespace parashift::sim {
+
+struct SharedJobResult {
+  std::vector<TimeNs> iteration_ns;  // each iteration, in order
+  TimeNs alone_ns = 0;               // one iteration alone on the cluster
+  TimeNs end_ns = 0;                 // when its last iteration ended
+  IterationResult last;              // its last iteration (no `links`)
+  double tokens = 0;                 // trained over its iterations
+
+  TimeNs mean_iteration_ns() const;
+  /// Mean iteration over the iteration alone, minus 1 (0.05: 5% slower).
+  double slowdown() const;
+  double tokens_per_s() const { return tokens / core::ns_to_s(end_ns); }
+};
+
+struct SharedClusterResult {
+  std::vector<SharedJobResult> jobs;  // as in the scenario
+  TimeNs end_ns = 0;                  // the last job's end
+  std::vector<LinkUse> links;         // what each link carried over the run
+  /// Links that two or more jobs use (each seen alone): where they contend.
+  std::vector<int> shared_links;
+  std::vector<double> tenant_bytes;  // what each of the scenario's tenants sent
+  std::uint64_t events = 0;
+
+  double tokens_per_s() const;  // the jobs' rates summed (each over its own run)
+};
+
+SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster);
+
+}  // namespace parashift::sim

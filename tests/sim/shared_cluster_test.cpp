@@ -1,0 +1,117 @@
+// Jobs sharing one cluster on one kernel and flow network
+// (sim/shared_cluster.hpp): alone they run as simulate_iteration does; on
+// links they share they slow each other, within what halving those links
+// can cost; on disjoint links they do not.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/scenario/shared_cluster.hpp"
+#include "sim/shared_cluster.hpp"
+
+using namespace parashift;
+
+namespace {
+
+const std::string kFile = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/shared.yaml";
+
+// 16 DGX H100 nodes on a 2-tier rail fat tree of 16-port switches: two
+// groups of 8 nodes, each rail's leaf with 8 nodes below and, at
+// oversubscription 4, 2 uplinks to the spines.
+std::string cluster(const std::string& jobs) {
+  return "cluster:\n"
+         "  device: h100-sxm-80gb\n"
+         "  topology: {generator: rail-fat-tree, node: dgx-h100, nodes: 16, tiers: 2,\n"
+         "             leaf_radix: 16, oversubscription: 4}\n"
+         "run: {iterations: 3}\n"
+         "jobs:\n" +
+         jobs;
+}
+
+// Llama-2 7B, tp8 dp8 (one tensor-parallel group a node): every replica's
+// gradient all-reduce crosses the nodes it is placed on.
+std::string job(const std::string& name, const std::string& nodes) {
+  return "  - name: " + name +
+         "\n"
+         "    model: llama2-7b\n"
+         "    training: {global_batch: 64, seq_len: 4096}\n"
+         "    plan: {tp: 8, dp: 8}\n"
+         "    placement: {nodes: " +
+         nodes + "}\n";
+}
+
+sim::SharedClusterResult run(const std::string& jobs) {
+  return sim::run_shared_cluster(core::parse_shared_cluster(cluster(jobs), kFile));
+}
+
+}  // namespace
+
+TEST_CASE("one job on a shared cluster runs every iteration as it runs alone") {
+  // The shared kernel starts iteration k at the end of k-1; its times are
+  // counted from there, so each equals the iteration alone to the ns.
+  const auto r = run(job("a", "[0, 8, 1, 9, 2, 10, 3, 11]"));
+  REQUIRE(r.jobs[0].iteration_ns.size() == 3);
+  for (sim::TimeNs t : r.jobs[0].iteration_ns) CHECK(t == r.jobs[0].alone_ns);
+  CHECK(r.end_ns == 3 * r.jobs[0].alone_ns);
+  CHECK(r.shared_links.empty());
+}
+
+TEST_CASE("two jobs whose rings cross the same leaf uplinks slow each other, at most 2x") {
+  // Each job alternates nodes of the two groups, so every ring step of
+  // every rail crosses the spines, and the two jobs' rails meet on the
+  // leaves' two uplinks. Identical and placed alike, they see the same
+  // iteration. Sharing can at most halve a link's rate for each, so an
+  // iteration at most doubles; the sync is exposed, so it does slow.
+  const auto r =
+      run(job("a", "[0, 8, 1, 9, 2, 10, 3, 11]") + job("b", "[4, 12, 5, 13, 6, 14, 7, 15]"));
+  CHECK_FALSE(r.shared_links.empty());
+  for (const auto& j : r.jobs) {
+    CHECK(j.alone_ns == r.jobs[0].alone_ns);
+    CHECK(j.mean_iteration_ns() > j.alone_ns);
+    CHECK(j.mean_iteration_ns() <= 2 * j.alone_ns);
+  }
+  CHECK(r.jobs[0].iteration_ns == r.jobs[1].iteration_ns);
+  // Deterministic: the same cluster, the same times.
+  CHECK(run(job("a", "[0, 8, 1, 9, 2, 10, 3, 11]") + job("b", "[4, 12, 5, 13, 6, 14, 7, 15]"))
+            .jobs[1]
+            .iteration_ns == r.jobs[1].iteration_ns);
+}
+
+TEST_CASE("two jobs each inside one leaf group share no link and keep their pace") {
+  // Nodes 0..7 and 8..15: every ring step stays under its rail's leaf,
+  // whose links to each NIC are the NIC's own.
+  const auto r = run(job("a", "[\"0-7\"]") + job("b", "[\"8-15\"]"));
+  CHECK(r.shared_links.empty());
+  for (const auto& j : r.jobs)
+    for (sim::TimeNs t : j.iteration_ns) CHECK(t == j.alone_ns);
+}
+
+TEST_CASE("a tenant on a job's links slows it, less when its classes weigh more") {
+  // The links jobs a and b share above are links a's rings cross. A tenant
+  // sending flat out on them takes half of each at equal weights while a's
+  // buckets want them, 1/33 with grad_sync and pipeline at 32.
+  const std::string a = job("a", "[0, 8, 1, 9, 2, 10, 3, 11]");
+  const core::SharedCluster both =
+      core::parse_shared_cluster(cluster(a + job("b", "[4, 12, 5, 13, 6, 14, 7, 15]")), kFile);
+  const auto shared = sim::run_shared_cluster(both).shared_links;
+  REQUIRE_FALSE(shared.empty());
+  std::string links;
+  for (int id : shared)
+    links += (links.empty() ? "\"" : ", \"") + both.jobs[0].scenario.topology.link(id).name + "\"";
+  const std::string tenant = "tenants:\n  - {links: [" + links + "]}\n";
+  const auto plain =
+      sim::run_shared_cluster(core::parse_shared_cluster(cluster(a) + tenant, kFile));
+  const auto weighted = sim::run_shared_cluster(core::parse_shared_cluster(
+      "traffic: {grad_sync: 32, pipeline: 32}\n" + cluster(a) + tenant, kFile));
+  const sim::SharedJobResult& p = plain.jobs[0];
+  CHECK(p.mean_iteration_ns() > p.alone_ns);
+  CHECK(plain.tenant_bytes[0] > 0);
+  const sim::SharedJobResult& w = weighted.jobs[0];
+  CHECK(w.mean_iteration_ns() >= w.alone_ns);
+  CHECK(w.mean_iteration_ns() < p.mean_iteration_ns());
+  // A tenant that starts after the last job ended sends nothing and changes nothing.
+  const auto late = sim::run_shared_cluster(core::parse_shared_cluster(
+      cluster(a) + "tenants:\n  - {links: [" + links + "], at: 1h}\n", kFile));
+  CHECK(late.tenant_bytes[0] == 0);
+  CHECK(late.jobs[0].iteration_ns[2] == late.jobs[0].alone_ns);
+}
