@@ -5,7 +5,8 @@
 namespace parashift::sim {
 
 EventHandle Kernel::schedule_at(TimeNs t_ns, Action action) {
-  PARASHIFT_ASSERT(t_ns >= now_ns_, "event scheduled in the past: t_ns=", t_ns, " now_ns=", now_ns_);
+  PARASHIFT_ASSERT(t_ns >= now_ns_, "event scheduled in the past: t_ns=", t_ns,
+                   " now_ns=", now_ns_);
   const std::uint64_t seq = next_seq_++;
   if (state_.size() <= seq) state_.resize(seq + 1, false);
   state_[seq] = true;

@@ -6,12 +6,14 @@
 #include <numeric>
 
 #include "core/assert.hpp"
+#include "core/controller/job_runner.hpp"
 #include "core/cost/work_profile.hpp"
 #include "sim/iteration_state.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/tenant_traffic.hpp"
 #include "sim/path_model.hpp"
+#include "sim/sim_backend.hpp"
 
 namespace parashift::sim {
 
@@ -33,13 +35,21 @@ double SharedClusterResult::tokens_per_s() const {
 
 namespace {
 
-// One job's fixed inputs: they outlive every iteration that points into them.
-struct JobInput {
+// One job: its backend (the job's view of the cluster: its GPUs, its
+// policy's directives) and loop, and what its running iteration points into.
+struct JobState {
+  explicit JobState(const core::SharedJob& spec)
+      : backend(spec.scenario), runner(backend, spec.scenario.plan) {
+    backend.set_placement(spec.gpu_of_rank);
+    backend.set_reuse(false);  // the other jobs' traffic changes every iteration
+    runner.set_policy(spec.scenario, spec.scenario.run.iterations);
+  }
+  SimBackend backend;
+  core::JobRunner runner;
+  core::ParallelPlan plan;  // of the running iteration
   IterationInput input;
   core::WorkProfile profile;
-  int iterations = 0;
-  int started = 0;
-  // Its running iteration and the one before (whose last flows may still
+  // The running iteration and the one before (whose last flows may still
   // end after it did); older ones are released.
   SharedIteration current, previous;
 };
@@ -51,24 +61,20 @@ SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster) {
   const core::Scenario& first = cluster.jobs.front().scenario;
   // The cluster as it truly is (cluster.truth): every job runs on it.
   const topo::Topology topology = first.truth.topology(first.topology);
-  const core::DeviceSpec device = first.truth.device(first.device);
-  const PathModel paths(topology);
-  std::vector<JobInput> jobs(cluster.jobs.size());
   SharedClusterResult out;
   out.jobs.resize(cluster.jobs.size());
   std::vector<int> users(static_cast<std::size_t>(topology.link_count()), 0);
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
+  std::vector<std::unique_ptr<JobState>> jobs;
+  for (std::size_t j = 0; j < cluster.jobs.size(); ++j) {
     const core::SharedJob& spec = cluster.jobs[j];
-    const core::Scenario& s = spec.scenario;
-    JobInput& job = jobs[j];
-    job.input = scenario_input(s, device, NetworkModel::MaxMin);
-    job.input.gpu_of_rank = spec.gpu_of_rank;
-    job.profile = core::work_profile(s.model, device, s.plan, s.training.seq_len);
-    job.iterations = s.run.iterations;
-    // Alone on the cluster: what sharing is measured against, and its links.
-    const IterationResult alone = simulate_iteration(job.input, job.profile, paths);
-    out.jobs[j].alone_ns = alone.iteration_ns;
-    for (const LinkUse& use : alone.links) ++users[static_cast<std::size_t>(use.link)];
+    // Alone on the cluster, its plan as written: what sharing is measured
+    // against, and the links it uses.
+    SimBackend alone(spec.scenario);
+    alone.set_placement(spec.gpu_of_rank);
+    out.jobs[j].alone_ns = alone.step(spec.scenario.plan).iteration_ns;
+    for (const LinkUse& use : alone.last_result().links)
+      ++users[static_cast<std::size_t>(use.link)];
+    jobs.push_back(std::make_unique<JobState>(spec));
   }
   for (std::size_t link = 0; link < users.size(); ++link)
     if (users[link] > 1) out.shared_links.push_back(static_cast<int>(link));
@@ -83,23 +89,37 @@ SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster) {
   };
   std::size_t jobs_running = jobs.size();
   std::function<void(std::size_t)> start;
-  // Job j's iteration ended: the next starts now, or the job is done.
+  // Job j's iteration ended: its loop observes the report and applies what
+  // its policy decides; the next iteration starts after the directives'
+  // time (a re-plan's switch), or the job is done.
   auto finish = [&](std::size_t j, IterationResult r) {
+    JobState& job = *jobs[j];
     SharedJobResult& result = out.jobs[j];
     const core::Scenario& s = cluster.jobs[j].scenario;
-    result.iteration_ns.push_back(r.iteration_ns);
-    result.tokens += static_cast<double>(s.plan.global_batch) * s.training.seq_len;
-    result.last = std::move(r);
-    if (jobs[j].started < jobs[j].iterations) return start(j);
+    core::StepReport report = job.backend.end_step(job.plan, std::move(r));
+    result.iteration_ns.push_back(report.iteration_ns);
+    result.tokens += static_cast<double>(job.plan.global_batch) * s.training.seq_len;
+    result.last = job.backend.last_result();
+    job.runner.record(std::move(report));
+    if (job.runner.iterations() < s.run.iterations) {
+      kernel.schedule_in(job.backend.pending_move_ns(), [&start, j] { start(j); });
+      return;
+    }
     result.end_ns = kernel.now();
+    result.directives = job.runner.directives();
+    result.final_plan = job.runner.plan();
     if (--jobs_running == 0) stop_tenants();  // then the kernel runs dry
   };
   start = [&](std::size_t j) {
-    JobInput& job = jobs[j];
-    ++job.started;
+    JobState& job = *jobs[j];
+    job.runner.begin_iteration();
+    job.plan = job.runner.plan();
+    const auto failed = job.backend.begin_step(job.plan, job.input, job.profile);
+    PARASHIFT_ASSERT(!failed && job.input.plan != nullptr, "a shared cluster's job failed");
     auto done = [&finish, j](IterationResult r) { finish(j, std::move(r)); };
     job.previous = std::exchange(
-        job.current, start_shared_iteration(job.input, job.profile, paths, kernel, network, done));
+        job.current,
+        start_shared_iteration(job.input, job.profile, job.backend.paths(), kernel, network, done));
   };
   // Other tenants: from `at` for `duration`, or until the last job ends.
   for (std::size_t t = 0; t < tenants.size(); ++t) {

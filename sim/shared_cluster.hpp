@@ -2,13 +2,16 @@
 // iterations on one discrete-event kernel and one max-min flow network, so
 // their pipeline sends and gradient syncs contend on the links they share
 // (weighted by traffic class, `traffic:`), each job starting its next
-// iteration when the last one ends. Each job is also simulated alone on the
-// same GPUs, so the report shows what sharing cost it.
+// iteration when the last one ends. Each job runs its own loop
+// (core::JobRunner over a SimBackend placed on its GPUs): its policy sees
+// the other jobs only as what it measures, slower steps. Each job is also
+// simulated alone on the same GPUs, so the report shows what sharing cost it.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "core/controller/job_runner.hpp"
 #include "core/scenario/shared_cluster.hpp"
 #include "sim/iteration.hpp"
 
@@ -16,10 +19,12 @@ namespace parashift::sim {
 
 struct SharedJobResult {
   std::vector<TimeNs> iteration_ns;  // each iteration, in order
-  TimeNs alone_ns = 0;               // one iteration alone on the cluster
-  TimeNs end_ns = 0;                 // when its last iteration ended
-  IterationResult last;              // its last iteration (no `links`)
-  double tokens = 0;                 // trained over its iterations
+  TimeNs alone_ns = 0;   // mean iteration of the job (its policy on) alone on the cluster
+  TimeNs end_ns = 0;     // when its last iteration ended
+  IterationResult last;  // its last iteration (no `links`)
+  double tokens = 0;     // trained over its iterations
+  std::vector<core::TakenDirective> directives;  // its policy's, in order
+  core::ParallelPlan final_plan;                 // the plan it ended on
 
   TimeNs mean_iteration_ns() const;
   /// Mean iteration over the iteration alone, minus 1 (0.05: 5% slower).

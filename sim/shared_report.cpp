@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/directive.hpp"
 #include "core/plan_json.hpp"
 
 namespace parashift::sim {
@@ -79,8 +80,12 @@ void print_shared_cluster(std::ostream& out, const core::SharedCluster& cluster,
         << pad(fmt("%.3f s", core::ns_to_s(r.mean_iteration_ns())), 11)
         << pad(fmt("%.3f s", core::ns_to_s(r.alone_ns)), 10)
         << pad(fmt("%+.1f%%", 100.0 * r.slowdown()), 9) << pad(rate(r.tokens_per_s()), 10)
-        << pad(fmt("%.1f%%", 100.0 * r.last.mfu), 7) << job.scenario.plan.label() << "\n";
+        << pad(fmt("%.1f%%", 100.0 * r.last.mfu), 7) << r.final_plan.label() << "\n";
   }
+  for (std::size_t i = 0; i < cluster.jobs.size(); ++i)
+    for (const core::TakenDirective& t : result.jobs[i].directives)
+      out << cluster.jobs[i].scenario.name << " before iteration " << t.iteration << ": "
+          << core::to_string(t.directive) << "\n";
   out << "cluster: the last job ends at " << fmt("%.3f", core::ns_to_s(result.end_ns))
       << " s; the jobs train " << rate(result.tokens_per_s()) << " tokens/s together; "
       << result.shared_links.size() << " links carry two or more jobs' traffic\n";
@@ -114,6 +119,8 @@ nlohmann::json shared_cluster_json(const core::SharedCluster& cluster,
     jobs.push_back({{"name", job.scenario.name},
                     {"model", job.scenario.model.name},
                     {"plan", job.scenario.plan},
+                    {"final_plan", r.final_plan},
+                    {"directives", r.directives.size()},
                     {"nodes", job.nodes},
                     {"gpus", job.scenario.plan.gpus()},
                     {"iterations", r.iteration_ns.size()},

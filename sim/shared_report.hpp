@@ -17,7 +17,8 @@ void print_shared_cluster(std::ostream& out, const core::SharedCluster& cluster,
 
 /// {scenario, gpus, time_s (the last job's end), tokens_per_s (the jobs'
 /// rates summed), events, jobs: [{name, model, plan, nodes, gpus,
-/// iterations, iteration_time_s: [...], mean_iteration_time_s,
+/// iterations, final_plan, directives (how many), iteration_time_s: [...],
+/// mean_iteration_time_s,
 /// alone_iteration_time_s, slowdown, tokens_per_s, mfu}], shared_links:
 /// [{link, bytes, busy_s}] (busiest first), tenants: [{links, bytes}]}.
 nlohmann::json shared_cluster_json(const core::SharedCluster& cluster,

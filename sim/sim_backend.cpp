@@ -77,6 +77,14 @@ std::vector<int> SimBackend::placement(int ranks) const {
   return out;
 }
 
+void SimBackend::set_placement(std::vector<int> gpu_of_rank) {
+  std::vector<bool> own(dead_.size(), false);
+  for (int g : gpu_of_rank) own[static_cast<std::size_t>(g)] = true;
+  for (std::size_t g = 0; g < dead_.size(); ++g) dead_[g] = dead_[g] || !own[g];
+  gpu_of_rank_ = std::move(gpu_of_rank);
+  last_key_.reset();
+}
+
 core::Capabilities SimBackend::capabilities() const {
   core::Capabilities caps;
   caps.live_repartition = true;
@@ -147,6 +155,16 @@ TimeNs SimBackend::snapshot_copy_ns() const {
 }
 
 core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
+  IterationInput input;
+  core::WorkProfile profile;
+  if (auto failed = begin_step(plan, input, profile)) return std::move(*failed);
+  if (input.plan == nullptr) return end_step(plan, std::nullopt);  // unchanged: reused
+  return end_step(plan, simulate_iteration(input, profile, paths_));
+}
+
+std::optional<core::StepReport> SimBackend::begin_step(const core::ParallelPlan& plan,
+                                                       IterationInput& input,
+                                                       core::WorkProfile& profile) {
   std::vector<core::FailureSeen> failures = gpu_failures_due();
   if (auto failure = kill_due()) {
     // The rank's process is gone before the iteration starts: nothing runs.
@@ -178,11 +196,12 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
           links_down_,
           replication_left_bytes_,
           dp_orders_};
-  if (!last_key_ || !(*last_key_ == key)) {
+  if (reuse_ && last_key_ && *last_key_ == key) return std::nullopt;  // input.plan stays null
+  {
     if (!last_key_ || !(last_key_->cluster.link_Bps == cluster.link_Bps)) {
       paths_.set_link_overrides(cluster.link_Bps);
     }
-    IterationInput input;
+    input = IterationInput{};
     input.model = &scenario_.model;
     input.device = &truth_device_;
     input.plan = &plan;
@@ -198,14 +217,19 @@ core::StepReport SimBackend::step(const core::ParallelPlan& plan) {
     if (replication_left_bytes_ > 0) input.snapshot_pairs = replication_pairs_;
     input.snapshot_bytes_left = replication_left_bytes_;
     input.trace = trace_;
-    const auto profile = profile_override_ ? *profile_override_
-                                           : core::work_profile(scenario_.model, truth_device_,
-                                                                plan, scenario_.training.seq_len);
-    last_ = simulate_iteration(input, profile, paths_);
+    profile = profile_override_ ? *profile_override_
+                                : core::work_profile(scenario_.model, truth_device_, plan,
+                                                     scenario_.training.seq_len);
     last_profile_ = profile;
     last_key_ = std::move(key);
     ++simulated_;
   }
+  return std::nullopt;
+}
+
+core::StepReport SimBackend::end_step(const core::ParallelPlan& plan,
+                                      std::optional<IterationResult> result) {
+  if (result) last_ = std::move(*result);
   last_plan_ = plan;
   core::StepReport report;
   report.iteration = iteration_++;

@@ -53,6 +53,25 @@ class SimBackend : public core::Backend {
   core::StepReport step(const core::ParallelPlan& plan) override;
   void apply(const core::Directive& directive) override;
 
+  /// step() in two halves, for a driver that runs the iteration itself (the
+  /// jobs of a shared cluster, sim/shared_cluster.cpp). begin_step() returns
+  /// the report of a step that runs nothing (a failure); otherwise it fills
+  /// `input` (pointing into `plan`, which must outlive the iteration) and
+  /// `profile`, or leaves input.plan null when the last iteration is reused.
+  /// end_step() takes the iteration's result (none when reused).
+  std::optional<core::StepReport> begin_step(const core::ParallelPlan& plan, IterationInput& input,
+                                             core::WorkProfile& profile);
+  core::StepReport end_step(const core::ParallelPlan& plan, std::optional<IterationResult> result);
+  /// Whether an iteration whose inputs did not change is reused (default)
+  /// or simulated again (a shared cluster: the other jobs' traffic changes it).
+  void set_reuse(bool reuse) { reuse_ = reuse; }
+  /// The job's ranks on `gpu_of_rank` (rank r on gpu_of_rank[r]); every
+  /// other GPU of the topology is another job's, never this one's (not a
+  /// spare, not a re-plan's).
+  void set_placement(std::vector<int> gpu_of_rank);
+  /// A directive's time charged to the next step (state moved, a switch).
+  TimeNs pending_move_ns() const { return pending_move_ns_; }
+
   /// The full result of the latest step.
   const IterationResult& last_result() const { return *last_; }
   /// How many steps were simulated rather than reused.
@@ -190,6 +209,7 @@ class SimBackend : public core::Backend {
   std::optional<core::ParallelPlan> last_plan_;
   core::WorkProfile last_profile_;
   TimeNs pending_move_ns_ = 0;  // state moved by a directive, charged to the next step
+  bool reuse_ = true;
   std::vector<core::AppliedCost> pending_applied_;  // ... each directive's share
   double progress_steps_ = 0;         // convergence model: steps at an infinite batch made
   std::vector<long long> snapshots_;  // versions taken

@@ -230,6 +230,11 @@ void JobRunner::apply(std::int64_t iteration, const Directive& directive, double
 }
 
 bool JobRunner::step() {
+  begin_iteration();
+  return record(backend_.step(plan()));
+}
+
+void JobRunner::begin_iteration() {
   const std::int64_t i = next_;
   // A snapshot of the state the iteration starts from; none where a restore
   // just brought that very state back.
@@ -238,7 +243,6 @@ bool JobRunner::step() {
           0, DirectiveSource::Scheduled);
   for (const auto& s : scheduled_)
     if (s.iteration == i) apply(i, s.directive, 0, DirectiveSource::Scheduled);
-  return record(backend_.step(plan()));
 }
 
 bool JobRunner::record(StepReport report) {

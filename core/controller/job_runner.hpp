@@ -121,6 +121,10 @@ class JobRunner {
   /// Returns false when the report carried failures it did not recover
   /// from (the run ends there).
   bool step();
+  /// step() in parts, for a driver that runs the backend's iteration itself
+  /// (a shared cluster's jobs): the scheduled directives before the next
+  /// iteration, then record() its report.
+  void begin_iteration();
   /// The same for a report the backend already produced for the next iteration.
   bool record(StepReport report);
 

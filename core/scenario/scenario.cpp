@@ -120,34 +120,6 @@ ModelSpec load_model_preset(const std::string& name, const fs::path& scenario_di
                    dirs[0].string() + (same ? "" : " and " + dirs[1].string()) + ")");
 }
 
-namespace {
-
-// The batch module's bounds must hold a global batch the plan can take: a
-// multiple of dp x micro_batch that the plan admits (e.g. interleaving's
-// micro-batches in multiples of pp).
-void check_batch_bounds(const Scenario& s, YamlFields& policy) {
-  const ModuleConfig* batch = s.policy.find("batch");
-  if (batch == nullptr || !batch->enabled) return;
-  const int step = s.plan.dp * s.plan.micro_batch;
-  const double low = batch->knob("min_batch");
-  const double high =
-      batch->knob("max_batch") > 0 ? batch->knob("max_batch") : 8.0 * s.plan.global_batch;
-  // Validity repeats with the batch (divisibility), so a few thousand
-  // consecutive multiples settle it without walking a huge range.
-  const double first = std::max<double>(step, std::ceil(low / step) * step);
-  for (double b = first; b <= high && b < first + 4096.0 * step; b += step) {
-    ParallelPlan p = s.plan;
-    p.global_batch = static_cast<int>(b);
-    if (p.problems(s.model, s.training.seq_len, p.gpus()).empty()) return;
-  }
-  policy.fail("batch", "no global batch in [" + std::to_string(static_cast<long long>(low)) + ", " +
-                           std::to_string(static_cast<long long>(high)) +
-                           "] that the plan can take (a multiple of dp x micro_batch = " +
-                           std::to_string(step) + " it admits)");
-}
-
-}  // namespace
-
 Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
                         const std::vector<std::string>& overrides, const ScenarioOptions& options) {
   const std::string name = file.string();
@@ -182,14 +154,7 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
   }
 
   read_run(top, s);
-  if (top.has("policy")) {
-    YamlFields policy = top.map("policy");
-    s.policy = read_policy_config(policy, dir);
-    if (s.has_plan && s.plan_problem.empty()) check_batch_bounds(s, policy);
-  } else {
-    top.allow("policy");
-    s.policy = default_policy_config(builtin_policy_registry());
-  }
+  read_policy(top, s, dir);
   if (top.has("faults")) {
     YamlFields faults = top.map("faults");
     s.faults = read_fault_config(faults);

@@ -3,9 +3,12 @@
 // (shared_cluster.cpp).
 #include "core/scenario/scenario_sections.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "core/controller/policy_registry.hpp"
 #include "core/faults/duration.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/cluster_groups.hpp"
@@ -248,6 +251,45 @@ void read_run(YamlFields& top, Scenario& s) {
     s.run.contention = *network == "maxmin";
   }
   run.reject_unknown();
+}
+
+namespace {
+
+// The batch module's bounds must hold a global batch the plan can take: a
+// multiple of dp x micro_batch that the plan admits (e.g. interleaving's
+// micro-batches in multiples of pp).
+void check_batch_bounds(const Scenario& s, YamlFields& policy) {
+  const ModuleConfig* batch = s.policy.find("batch");
+  if (batch == nullptr || !batch->enabled) return;
+  const int step = s.plan.dp * s.plan.micro_batch;
+  const double low = batch->knob("min_batch");
+  const double high =
+      batch->knob("max_batch") > 0 ? batch->knob("max_batch") : 8.0 * s.plan.global_batch;
+  // Validity repeats with the batch (divisibility), so a few thousand
+  // consecutive multiples settle it without walking a huge range.
+  const double first = std::max<double>(step, std::ceil(low / step) * step);
+  for (double b = first; b <= high && b < first + 4096.0 * step; b += step) {
+    ParallelPlan p = s.plan;
+    p.global_batch = static_cast<int>(b);
+    if (p.problems(s.model, s.training.seq_len, p.gpus()).empty()) return;
+  }
+  policy.fail("batch", "no global batch in [" + std::to_string(static_cast<long long>(low)) + ", " +
+                           std::to_string(static_cast<long long>(high)) +
+                           "] that the plan can take (a multiple of dp x micro_batch = " +
+                           std::to_string(step) + " it admits)");
+}
+
+}  // namespace
+
+void read_policy(YamlFields& top, Scenario& s, const fs::path& dir) {
+  if (!top.has("policy")) {
+    top.allow("policy");
+    s.policy = default_policy_config(builtin_policy_registry());
+    return;
+  }
+  YamlFields policy = top.map("policy");
+  s.policy = read_policy_config(policy, dir);
+  if (s.has_plan && s.plan_problem.empty()) check_batch_bounds(s, policy);
 }
 
 }  // namespace parashift::core

@@ -32,5 +32,8 @@ void read_plan(YamlFields& top, const YamlFields& training, Scenario& s,
                const ScenarioOptions& options);
 /// `run:` of `top`, when present.
 void read_run(YamlFields& top, Scenario& s);
+/// `policy:` of `top` (every module off when absent), its batch bounds
+/// checked against s.plan.
+void read_policy(YamlFields& top, Scenario& s, const std::filesystem::path& dir);
 
 }  // namespace parashift::core

@@ -49,15 +49,13 @@ SharedJob read_job(const YamlFields& top, const YAML::Node& element, std::size_t
   Scenario& s = out.scenario;
   s = base;
   s.name = job.optional_string("name").value_or("job" + std::to_string(i));
-  if (job.has("policy"))
-    job.fail("policy",
-             "the jobs of a shared cluster run without policy modules (not built yet); remove it");
   s.model = read_model(job, s.file, dir);
   YamlFields training = job.map("training");
   read_training(training, s);
   ScenarioOptions options;
   options.plan_sets_gpus = true;
   read_plan(job, training, s, options);
+  read_policy(job, s, dir);
   if (auto iterations = job.optional_positive_int("iterations")) {
     if (*iterations > kMaxRunIterations)
       job.fail("iterations", "expected at most " + std::to_string(kMaxRunIterations));

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/controller/job_runner.hpp"
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "core/scenario/shared_cluster.hpp"
@@ -98,15 +99,24 @@ TEST_CASE("a shared cluster refuses overlapping, outside and malformed placement
             .find("expected one of first_node or nodes") != std::string::npos);
 }
 
-TEST_CASE("a shared cluster refuses a job without dp, with a policy, and an empty job list") {
+TEST_CASE(
+    "a shared cluster refuses a job without dp, an unknown policy module, an empty job list") {
   CHECK(error_of("  - name: a\n    model: llama2-7b\n"
                  "    training: {global_batch: 16, seq_len: 2048}\n    plan: {tp: 8}\n")
             .find("jobs[0].plan.dp: expected dp") != std::string::npos);
-  CHECK(error_of(kJobA + "    policy: {balance: on}\n").find("jobs[0].policy: ") !=
+  CHECK(error_of(kJobA + "    policy: {balanc: {enabled: true}}\n").find("jobs[0].policy") !=
         std::string::npos);
   CHECK(error_of(kJobA + "    unknown_key: 1\n").find("jobs[0].unknown_key") != std::string::npos);
   CHECK(error_of("  []\n").find("jobs: expected a list of jobs") != std::string::npos);
   CHECK(error_of("  - 3\n").find("jobs[0]: expected a map") != std::string::npos);
+}
+
+TEST_CASE("a shared cluster's job has its own policy, every module off by default") {
+  const core::SharedCluster c =
+      parse(kJobA + "    policy: {calibrate: {enabled: true}, sync: {enabled: true}}\n" + kJobB);
+  CHECK(core::enabled_modules(c.jobs[0].scenario.policy) ==
+        std::vector<std::string>{"calibrate", "sync"});
+  CHECK(core::enabled_modules(c.jobs[1].scenario.policy).empty());
 }
 
 TEST_CASE("a shared cluster is refused by commands that read one job") {

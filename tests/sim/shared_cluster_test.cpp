@@ -115,3 +115,25 @@ TEST_CASE("a tenant on a job's links slows it, less when its classes weigh more"
   CHECK(late.tenant_bytes[0] == 0);
   CHECK(late.jobs[0].iteration_ns[2] == late.jobs[0].alone_ns);
 }
+
+TEST_CASE("a job's policy sees the other job only as slower steps, and compresses its sync") {
+  // a and b cross the same leaf uplinks (above). With calibrate and sync on,
+  // a's measured steps come out slower than its preset predicts, so its
+  // calibrated network is slower, and the sync module re-prices the modes
+  // on it: PowerSGD's fewer bytes win. a then sends less on the shared
+  // links, so b, whose plan does not change, gets faster too.
+  const std::string b = job("b", "[4, 12, 5, 13, 6, 14, 7, 15]");
+  const std::string a = job("a", "[0, 8, 1, 9, 2, 10, 3, 11]");
+  const std::string policy = "    policy: {calibrate: {enabled: true}, sync: {enabled: true}}\n";
+  const std::string thirty = "    iterations: 30\n";
+  const auto off = run(a + thirty + b + thirty);
+  const auto on = run(a + policy + thirty + b + thirty);
+  REQUIRE_FALSE(on.jobs[0].directives.empty());
+  CHECK(on.jobs[0].final_plan.compression.enabled());
+  CHECK(on.jobs[1].directives.empty());
+  CHECK(on.jobs[0].mean_iteration_ns() < off.jobs[0].mean_iteration_ns());
+  CHECK(on.jobs[1].mean_iteration_ns() < off.jobs[1].mean_iteration_ns());
+  // Without the policy a's plan is as written.
+  CHECK(off.jobs[0].directives.empty());
+  CHECK_FALSE(off.jobs[0].final_plan.compression.enabled());
+}
