@@ -67,13 +67,16 @@ SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster) {
   std::vector<std::unique_ptr<JobState>> jobs;
   for (std::size_t j = 0; j < cluster.jobs.size(); ++j) {
     const core::SharedJob& spec = cluster.jobs[j];
-    // Alone on the cluster, its plan as written: what sharing is measured
-    // against, and the links it uses.
-    SimBackend alone(spec.scenario);
-    alone.set_placement(spec.gpu_of_rank);
-    out.jobs[j].alone_ns = alone.step(spec.scenario.plan).iteration_ns;
-    for (const LinkUse& use : alone.last_result().links)
-      ++users[static_cast<std::size_t>(use.link)];
+    // Alone on the cluster with its policy: what sharing is measured against
+    // (its mean iteration), and the links its first iteration uses.
+    JobState alone(spec);
+    alone.backend.set_reuse(true);
+    const int iterations = spec.scenario.run.iterations;
+    while (alone.runner.iterations() < iterations && alone.runner.step())
+      if (alone.runner.iterations() == 1)
+        for (const LinkUse& use : alone.backend.last_result().links)
+          ++users[static_cast<std::size_t>(use.link)];
+    out.jobs[j].alone_ns = alone.runner.total_ns() / iterations;
     jobs.push_back(std::make_unique<JobState>(spec));
   }
   for (std::size_t link = 0; link < users.size(); ++link)

@@ -133,6 +133,13 @@ TEST_CASE("a job's policy sees the other job only as slower steps, and compresse
   CHECK(on.jobs[1].directives.empty());
   CHECK(on.jobs[0].mean_iteration_ns() < off.jobs[0].mean_iteration_ns());
   CHECK(on.jobs[1].mean_iteration_ns() < off.jobs[1].mean_iteration_ns());
+  // Alone, a's policy compresses too (the 4:1 uplinks are slower than its
+  // preset), but less: b's traffic made a's measured network slower still,
+  // so fewer bytes (a lower PowerSGD rank) pay on it.
+  const auto alone = run(a + policy + thirty);
+  REQUIRE(alone.jobs[0].final_plan.compression.enabled());
+  CHECK(on.jobs[0].final_plan.compression.rank < alone.jobs[0].final_plan.compression.rank);
+  CHECK(on.jobs[0].alone_ns == alone.jobs[0].alone_ns);
   // Without the policy a's plan is as written.
   CHECK(off.jobs[0].directives.empty());
   CHECK_FALSE(off.jobs[0].final_plan.compression.enabled());
