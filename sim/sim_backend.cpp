@@ -197,33 +197,31 @@ std::optional<core::StepReport> SimBackend::begin_step(const core::ParallelPlan&
           replication_left_bytes_,
           dp_orders_};
   if (reuse_ && last_key_ && *last_key_ == key) return std::nullopt;  // input.plan stays null
-  {
-    if (!last_key_ || !(last_key_->cluster.link_Bps == cluster.link_Bps)) {
-      paths_.set_link_overrides(cluster.link_Bps);
-    }
-    input = IterationInput{};
-    input.model = &scenario_.model;
-    input.device = &truth_device_;
-    input.plan = &plan;
-    input.seq_len = scenario_.training.seq_len;
-    input.layers_per_virtual_stage = layers_per_virtual_stage_;
-    input.micro_batches_per_replica = micro_batches_per_replica_;
-    input.gpu_slowdown = cluster.gpu_slowdown;
-    input.gpu_of_rank = gpu_of_rank_;
-    input.dp_orders = dp_orders_;
-    input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
-    input.traffic = scenario_.traffic;
-    input.tenant_links = cluster.tenant_links;
-    if (replication_left_bytes_ > 0) input.snapshot_pairs = replication_pairs_;
-    input.snapshot_bytes_left = replication_left_bytes_;
-    input.trace = trace_;
-    profile = profile_override_ ? *profile_override_
-                                : core::work_profile(scenario_.model, truth_device_, plan,
-                                                     scenario_.training.seq_len);
-    last_profile_ = profile;
-    last_key_ = std::move(key);
-    ++simulated_;
+  if (!last_key_ || !(last_key_->cluster.link_Bps == cluster.link_Bps)) {
+    paths_.set_link_overrides(cluster.link_Bps);
   }
+  input = IterationInput{};
+  input.model = &scenario_.model;
+  input.device = &truth_device_;
+  input.plan = &plan;
+  input.seq_len = scenario_.training.seq_len;
+  input.layers_per_virtual_stage = layers_per_virtual_stage_;
+  input.micro_batches_per_replica = micro_batches_per_replica_;
+  input.gpu_slowdown = cluster.gpu_slowdown;
+  input.gpu_of_rank = gpu_of_rank_;
+  input.dp_orders = dp_orders_;
+  input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
+  input.traffic = scenario_.traffic;
+  input.tenant_links = cluster.tenant_links;
+  if (replication_left_bytes_ > 0) input.snapshot_pairs = replication_pairs_;
+  input.snapshot_bytes_left = replication_left_bytes_;
+  input.trace = trace_;
+  profile = profile_override_ ? *profile_override_
+                              : core::work_profile(scenario_.model, truth_device_, plan,
+                                                   scenario_.training.seq_len);
+  last_profile_ = profile;
+  last_key_ = std::move(key);
+  ++simulated_;
   return std::nullopt;
 }
 

@@ -1,5 +1,6 @@
 #include "core/scenario/shared_cluster.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -33,7 +34,11 @@ std::vector<int> read_node_list(YamlFields& placement, int host_count) {
         a < 0 || b < a || b >= host_count)
       placement.fail("nodes", "expected node numbers 0.." + std::to_string(host_count - 1) +
                                   " or ranges \"a-b\" of them, found '" + text + "'");
-    for (int k = a; k <= b; ++k) nodes.push_back(k);
+    for (int k = a; k <= b; ++k) {
+      if (std::find(nodes.begin(), nodes.end(), k) != nodes.end())
+        placement.fail("nodes", "node " + std::to_string(k) + " is listed twice");
+      nodes.push_back(k);
+    }
   }
   return nodes;
 }
@@ -78,6 +83,8 @@ SharedJob read_job(const YamlFields& top, const YAML::Node& element, std::size_t
                                     std::to_string(per_node) + " GPUs, found " +
                                     std::to_string(out.nodes.size()));
     } else {
+      if (!placement.has("first_node"))
+        placement.fail("first_node", "expected first_node: N or nodes: [...]");
       next_free_node = static_cast<int>(placement.nonnegative_int64("first_node", 0));
       where = placement.where("first_node");
     }

@@ -95,6 +95,12 @@ TEST_CASE("a shared cluster refuses overlapping, outside and malformed placement
             .find("jobs[0].placement.nodes: expected node numbers 0..3") != std::string::npos);
   CHECK(error_of(kJobA + "    placement: {nodes: [\"2-1\"]}\n").find("found '2-1'") !=
         std::string::npos);
+  // Two ranks' groups on one node: refused, not run on the same GPUs.
+  CHECK(error_of(kJobA + "    placement: {nodes: [1, \"0-1\"]}\n")
+            .find("jobs[0].placement.nodes: node 1 is listed twice") != std::string::npos);
+  CHECK(error_of(kJobA + "    placement: {}\n")
+            .find("jobs[0].placement.first_node: expected first_node: N or nodes") !=
+        std::string::npos);
   CHECK(error_of(kJobA + "    placement: {nodes: [0, 1], first_node: 0}\n")
             .find("expected one of first_node or nodes") != std::string::npos);
 }
