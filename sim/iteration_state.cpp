@@ -86,20 +86,11 @@ void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
   }
 }
 
-namespace {
-
-TimeNs collective_calls_ns(const PathModel& paths, const core::NcclFabric& fabric,
-                           const core::CollectiveCall& call, const std::vector<int>& gpus) {
-  if (call.count == 0 || gpus.size() < 2) return 0;
-  return call.count * ring_collective_ns(paths, fabric, call.kind, call.bytes, gpus);
-}
-
-}  // namespace
-
 void set_layer_comm(Worker& w, const core::LayerWork& layer, const std::vector<int>& cp_ring,
                     const PathModel& paths, const core::NcclFabric& fabric) {
-  auto calls_ns = [&](const core::CollectiveCall& call, const std::vector<int>& gpus) {
-    return collective_calls_ns(paths, fabric, call, gpus);
+  auto calls_ns = [&](const core::CollectiveCall& call, const std::vector<int>& gpus) -> TimeNs {
+    if (call.count == 0 || gpus.size() < 2) return 0;
+    return call.count * ring_collective_ns(paths, fabric, call.kind, call.bytes, gpus);
   };
   // With sequence parallelism each all-gather has its reduce-scatter twin.
   w.tp_forward_ns_per_layer =

@@ -166,12 +166,7 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
   } else {
     top.allow("faults");
   }
-  if (top.has("traffic")) {
-    YamlFields traffic = top.map("traffic");
-    s.traffic = read_traffic_weights(traffic);
-  } else {
-    top.allow("traffic");
-  }
+  read_traffic(top, s);
   if (top.has("convergence")) {
     YamlFields convergence = top.map("convergence");
     s.convergence = read_convergence(convergence, dir);

@@ -15,6 +15,7 @@
 #include "core/scenario/cluster_truth.hpp"
 #include "core/scenario/hf_config.hpp"
 #include "core/scenario/model_yaml.hpp"
+#include "core/traffic_class.hpp"
 
 namespace parashift::core {
 
@@ -280,6 +281,15 @@ void check_batch_bounds(const Scenario& s, YamlFields& policy) {
 }
 
 }  // namespace
+
+void read_traffic(YamlFields& top, Scenario& s) {
+  if (!top.has("traffic")) {
+    top.allow("traffic");
+    return;
+  }
+  YamlFields traffic = top.map("traffic");
+  s.traffic = read_traffic_weights(traffic);
+}
 
 void read_policy(YamlFields& top, Scenario& s, const fs::path& dir) {
   if (!top.has("policy")) {

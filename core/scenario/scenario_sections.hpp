@@ -32,6 +32,8 @@ void read_plan(YamlFields& top, const YamlFields& training, Scenario& s,
                const ScenarioOptions& options);
 /// `run:` of `top`, when present.
 void read_run(YamlFields& top, Scenario& s);
+/// `traffic:` of `top`: the classes' weights (every class at 1 when absent).
+void read_traffic(YamlFields& top, Scenario& s);
 /// `policy:` of `top` (every module off when absent), its batch bounds
 /// checked against s.plan.
 void read_policy(YamlFields& top, Scenario& s, const std::filesystem::path& dir);

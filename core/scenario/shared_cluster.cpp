@@ -9,7 +9,6 @@
 #include "core/input_error.hpp"
 #include "core/input_file.hpp"
 #include "core/scenario/scenario_sections.hpp"
-#include "core/traffic_class.hpp"
 
 namespace parashift::core {
 
@@ -176,21 +175,15 @@ SharedCluster parse_shared_cluster(const std::string& yaml_text, const fs::path&
   read_cluster(top, base, dir);
   if (!base.device_groups.empty())
     top.fail("cluster", "a shared cluster is of one device (cluster.groups is not supported)");
-  base.run.contention = true;  // jobs share links by flows
   read_run(top, base);
   if (top.has("run")) {
     YamlFields run(top.node()["run"], "run", name, &overridden);
-    if (run.has("network") && !base.run.contention)
+    if (!base.run.contention)  // run.network: path
       run.fail("network", "the jobs of a shared cluster share links by flows; expected maxmin");
     if (base.run.duration_ns > 0)
       run.fail("duration", "a shared cluster runs by iterations; give run.iterations");
   }
-  if (top.has("traffic")) {
-    YamlFields traffic = top.map("traffic");
-    base.traffic = read_traffic_weights(traffic);
-  } else {
-    top.allow("traffic");
-  }
+  read_traffic(top, base);
   const YAML::Node list = top.child("jobs");
   if (!list.IsSequence() || list.size() == 0)
     top.fail("jobs", "expected a list of jobs, each {name, model, training, plan, placement}");

@@ -125,6 +125,28 @@ TEST_CASE("a shared cluster's job has its own policy, every module off by defaul
   CHECK(core::enabled_modules(c.jobs[1].scenario.policy).empty());
 }
 
+TEST_CASE("a shared cluster refuses the path network and a run by duration") {
+  std::string message;
+  try {
+    std::string yaml = cluster_yaml(kJobA);
+    yaml.replace(yaml.find("run: {iterations: 2}"), 20, "run: {network: path}");
+    core::parse_shared_cluster(yaml, kFile);
+  } catch (const core::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message.find("run.network: the jobs of a shared cluster share links by flows") !=
+        std::string::npos);
+  message.clear();
+  try {
+    std::string yaml = cluster_yaml(kJobA);
+    yaml.replace(yaml.find("run: {iterations: 2}"), 20, "run: {duration: 10s}");
+    core::parse_shared_cluster(yaml, kFile);
+  } catch (const core::InputError& e) {
+    message = e.what();
+  }
+  CHECK(message.find("run.duration: a shared cluster runs by iterations") != std::string::npos);
+}
+
 TEST_CASE("a shared cluster is refused by commands that read one job") {
   std::string message;
   try {
