@@ -42,13 +42,24 @@ core::SharedCluster parse(const std::string& jobs) {
   return core::parse_shared_cluster(cluster_yaml(jobs), kFile);
 }
 
-std::string error_of(const std::string& jobs) {
+// The message parsing `yaml` (a whole shared cluster) throws; "" when it parses.
+std::string cluster_error(const std::string& yaml) {
   try {
-    parse(jobs);
+    core::parse_shared_cluster(yaml, kFile);
   } catch (const core::InputError& e) {
     return e.what();
   }
   return "";
+}
+
+std::string error_of(const std::string& jobs) {
+  return cluster_error(cluster_yaml(jobs));
+}
+
+// The cluster's `run:` line replaced by `run`.
+std::string with_run(const std::string& run) {
+  std::string yaml = cluster_yaml(kJobA);
+  return yaml.replace(yaml.find("run: {iterations: 2}"), 20, run);
 }
 
 }  // namespace
@@ -126,25 +137,11 @@ TEST_CASE("a shared cluster's job has its own policy, every module off by defaul
 }
 
 TEST_CASE("a shared cluster refuses the path network and a run by duration") {
-  std::string message;
-  try {
-    std::string yaml = cluster_yaml(kJobA);
-    yaml.replace(yaml.find("run: {iterations: 2}"), 20, "run: {network: path}");
-    core::parse_shared_cluster(yaml, kFile);
-  } catch (const core::InputError& e) {
-    message = e.what();
-  }
-  CHECK(message.find("run.network: the jobs of a shared cluster share links by flows") !=
+  CHECK(cluster_error(with_run("run: {network: path}"))
+            .find("run.network: the jobs of a shared cluster share links by flows") !=
         std::string::npos);
-  message.clear();
-  try {
-    std::string yaml = cluster_yaml(kJobA);
-    yaml.replace(yaml.find("run: {iterations: 2}"), 20, "run: {duration: 10s}");
-    core::parse_shared_cluster(yaml, kFile);
-  } catch (const core::InputError& e) {
-    message = e.what();
-  }
-  CHECK(message.find("run.duration: a shared cluster runs by iterations") != std::string::npos);
+  CHECK(cluster_error(with_run("run: {duration: 10s}"))
+            .find("run.duration: a shared cluster runs by iterations") != std::string::npos);
 }
 
 TEST_CASE("a shared cluster is refused by commands that read one job") {
@@ -168,27 +165,11 @@ TEST_CASE("a shared cluster's tenants name the topology's links and a positive d
   CHECK(c.tenants[0].links == std::vector<int>{0});
   CHECK(c.tenants[0].at_ns == 1'000'000'000);
   CHECK(c.tenants[0].duration_ns == 2'000'000'000);
-  std::string message;
-  try {
-    core::parse_shared_cluster(cluster_yaml(kJobA) + "tenants:\n  - {links: [\"nowhere\"]}\n",
-                               kFile);
-  } catch (const core::InputError& e) {
-    message = e.what();
-  }
-  CHECK(message.find("tenants[0].links: unknown link 'nowhere'") != std::string::npos);
-  message.clear();
-  try {
-    core::parse_shared_cluster(cluster_yaml(kJobA) + "tenants: 3\n", kFile);
-  } catch (const core::InputError& e) {
-    message = e.what();
-  }
-  CHECK(message.find("tenants: expected a list") != std::string::npos);
-  message.clear();
-  try {
-    core::parse_shared_cluster(
-        cluster_yaml(kJobA) + "tenants:\n  - {links: [\"" + link0 + "\"], duration: 0s}\n", kFile);
-  } catch (const core::InputError& e) {
-    message = e.what();
-  }
-  CHECK(message.find("tenants[0].duration: expected a positive duration") != std::string::npos);
+  CHECK(cluster_error(cluster_yaml(kJobA) + "tenants:\n  - {links: [\"nowhere\"]}\n")
+            .find("tenants[0].links: unknown link 'nowhere'") != std::string::npos);
+  CHECK(cluster_error(cluster_yaml(kJobA) + "tenants: 3\n").find("tenants: expected a list") !=
+        std::string::npos);
+  CHECK(cluster_error(cluster_yaml(kJobA) + "tenants:\n  - {links: [\"" + link0 +
+                      "\"], duration: 0s}\n")
+            .find("tenants[0].duration: expected a positive duration") != std::string::npos);
 }
