@@ -91,7 +91,7 @@ struct LinkUse {
   int link = 0;
   double bytes = 0;
   TimeNs busy_ns = 0;
-  double foreign_bytes = 0;  // of `bytes`, another tenant's
+  double foreign_bytes = 0;  // of `bytes`, another tenant's (on a shared cluster: not the job's)
 };
 
 /// What one worker (a tensor-parallel group) did; times in ns.
@@ -162,7 +162,7 @@ using SharedIteration = std::shared_ptr<detail::IterationSim>;
 /// Starts `input`'s iteration at kernel.now() on `network` (its class
 /// weights and link rates are the caller's; input.network is not read and
 /// input.trace must be null). `done` gets the result, its times counted from the start
-/// and without `links` (the network's are the cluster's), at the iteration's
+/// and without `links` (the network's are the cluster's: sim/link_window.hpp), at the iteration's
 /// end from inside the kernel's run. `input` and `profile` must outlive it.
 SharedIteration start_shared_iteration(const IterationInput& input,
                                        const core::WorkProfile& profile, const PathModel& paths,

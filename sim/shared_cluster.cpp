@@ -10,6 +10,7 @@
 #include "core/cost/work_profile.hpp"
 #include "sim/iteration_state.hpp"
 #include "sim/kernel.hpp"
+#include "sim/link_window.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/tenant_traffic.hpp"
 #include "sim/path_model.hpp"
@@ -49,6 +50,7 @@ struct JobState {
   core::ParallelPlan plan;  // of the running iteration
   IterationInput input;
   core::WorkProfile profile;
+  LinkWindow window;  // the links' counters at the running iteration's start
   // The running iteration and the one before (whose last flows may still
   // end after it did); older ones are released.
   SharedIteration current, previous;
@@ -85,6 +87,13 @@ SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster) {
   Kernel kernel;
   FlowNetwork network(kernel, topology);
   network.set_class_weights(first.traffic);
+  // Each job's flows are counted apart, so its telemetry (StepReport::links)
+  // shows the others' bytes on its links as foreign, as switch counters do.
+  std::vector<int> owner_of_gpu(static_cast<std::size_t>(topology.gpu_count()), -1);
+  for (std::size_t j = 0; j < cluster.jobs.size(); ++j)
+    for (const int gpu : cluster.jobs[j].gpu_of_rank)
+      owner_of_gpu[static_cast<std::size_t>(gpu)] = static_cast<int>(j);
+  network.set_gpu_owners(std::move(owner_of_gpu));
   std::vector<std::unique_ptr<TenantTraffic>> tenants(cluster.tenants.size());
   auto stop_tenants = [&tenants] {
     for (auto& tenant : tenants)
@@ -99,6 +108,7 @@ SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster) {
     JobState& job = *jobs[j];
     SharedJobResult& result = out.jobs[j];
     const core::Scenario& s = cluster.jobs[j].scenario;
+    r.links = job.window.close(network);
     core::StepReport report = job.backend.end_step(job.plan, std::move(r));
     result.iteration_ns.push_back(report.iteration_ns);
     result.tokens += static_cast<double>(job.plan.global_batch) * s.training.seq_len;
@@ -120,6 +130,7 @@ SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster) {
     const auto failed = job.backend.begin_step(job.plan, job.input, job.profile);
     PARASHIFT_ASSERT(!failed && job.input.plan != nullptr, "a shared cluster's job failed");
     auto done = [&finish, j](IterationResult r) { finish(j, std::move(r)); };
+    job.window.open(network, static_cast<int>(j));
     job.previous = std::exchange(
         job.current,
         start_shared_iteration(job.input, job.profile, job.backend.paths(), kernel, network, done));

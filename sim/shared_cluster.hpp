@@ -4,7 +4,8 @@
 // (weighted by traffic class, `traffic:`), each job starting its next
 // iteration when the last one ends. Each job runs its own loop
 // (core::JobRunner over a SimBackend placed on its GPUs): its policy sees
-// the other jobs only as what it measures, slower steps. Each job is also
+// the other jobs only as what it measures: slower steps, and foreign bytes
+// on the links its own flows cross (sim/link_window.hpp). Each job is also
 // simulated alone on the same GPUs, so the report shows what sharing cost it.
 #pragma once
 
@@ -21,7 +22,7 @@ struct SharedJobResult {
   std::vector<TimeNs> iteration_ns;  // each iteration, in order
   TimeNs alone_ns = 0;   // mean iteration of the job (its policy on) alone on the cluster
   TimeNs end_ns = 0;     // when its last iteration ended
-  IterationResult last;  // its last iteration (no `links`)
+  IterationResult last;  // its last iteration (`links`: what the job measured on its links)
   double tokens = 0;     // trained over its iterations
   std::vector<core::TakenDirective> directives;  // its policy's, in order
   core::ParallelPlan final_plan;                 // the plan it ended on

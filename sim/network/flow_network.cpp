@@ -64,7 +64,10 @@ FlowId FlowNetwork::start_flow(int gpu_src, int gpu_dst, double bytes,
     if (on_done) kernel_->schedule_in(latency_ns, std::move(on_done));
     return FlowId{};
   }
-  return start_on(route(gpu_src, gpu_dst, flow_hash), bytes, std::move(on_done), traffic);
+  const int owner = static_cast<std::size_t>(gpu_src) < owner_of_gpu_.size()
+                        ? owner_of_gpu_[static_cast<std::size_t>(gpu_src)]
+                        : -1;
+  return start_on(route(gpu_src, gpu_dst, flow_hash), bytes, std::move(on_done), traffic, owner);
 }
 
 FlowId FlowNetwork::start_link_flow(topo::LinkId link, double bytes, std::function<void()> on_done,
@@ -94,7 +97,7 @@ void FlowNetwork::set_class_weights(const core::TrafficWeights& weights) {
 }
 
 FlowId FlowNetwork::start_on(const Route& path, double bytes, std::function<void()> on_done,
-                             core::TrafficClass traffic) {
+                             core::TrafficClass traffic, int owner) {
   const std::uint32_t slot = allocate_slot();
   Flow& f = flows_[slot];
   f.links = path.links;
@@ -106,6 +109,7 @@ FlowId FlowNetwork::start_on(const Route& path, double bytes, std::function<void
   f.latency_ns = path.latency_ns;
   f.seq = next_seq_++;
   f.traffic = traffic;
+  f.owner = owner;
   f.sending = true;
   attach(slot);
   ++active_;
@@ -139,10 +143,34 @@ double FlowNetwork::carried(topo::LinkId link, bool tenant_only) const {
 
 void FlowNetwork::carry(const Flow& flow, double bytes) {
   const bool foreign = flow.traffic == core::TrafficClass::Tenant;
+  double* owned = flow.owner < 0
+                      ? nullptr
+                      : &owner_bytes_[static_cast<std::size_t>(flow.owner) * links_.size()];
   for (const topo::LinkId l : flow.links) {
     links_[l].bytes += bytes;
     if (foreign) links_[l].foreign_bytes += bytes;
+    if (owned != nullptr) owned[l] += bytes;
   }
+}
+
+void FlowNetwork::set_gpu_owners(std::vector<int> owner_of_gpu) {
+  PARASHIFT_ASSERT(active_ == 0, "GPU owners are set before any flow");
+  int owners = 0;
+  for (const int o : owner_of_gpu) owners = std::max(owners, o + 1);
+  owner_of_gpu_ = std::move(owner_of_gpu);
+  owner_bytes_.assign(static_cast<std::size_t>(owners) * links_.size(), 0.0);
+}
+
+double FlowNetwork::link_owner_bytes(topo::LinkId link, int owner) const {
+  const std::size_t links = links_.size();
+  if (owner < 0 || (static_cast<std::size_t>(owner) + 1) * links > owner_bytes_.size()) return 0;
+  double bytes = owner_bytes_[static_cast<std::size_t>(owner) * links + link];
+  for (const std::uint32_t slot : links_[link].flows) {
+    const Flow& f = flows_[slot];
+    if (f.owner == owner)
+      bytes += sent_bytes(f.remaining_bytes, f.rate_Bps, kernel_->now() - f.last_update_ns);
+  }
+  return bytes;
 }
 
 TimeNs FlowNetwork::link_busy_ns(topo::LinkId link) const {

@@ -108,6 +108,14 @@ class FlowNetwork {
   double link_foreign_bytes(topo::LinkId link) const { return carried(link, true); }
   /// Time the link has had at least one flow sending across it, up to now.
   TimeNs link_busy_ns(topo::LinkId link) const;
+
+  /// Owners of GPUs (a shared cluster's jobs: owner_of_gpu[g] >= 0, or -1
+  /// for none): a flow from GPU g is owner_of_gpu[g]'s from now on, and the
+  /// network counts each owner's bytes on every link. Set before any flow.
+  void set_gpu_owners(std::vector<int> owner_of_gpu);
+  /// Bytes `owner`'s flows have carried across `link`, up to now (0 for an
+  /// owner no GPU has).
+  double link_owner_bytes(topo::LinkId link, int owner) const;
   /// Flows now sending (started and not yet past their last byte).
   std::size_t active_flows() const { return active_; }
 
@@ -158,6 +166,7 @@ class FlowNetwork {
     std::uint32_t mark = 0;  // component-search epoch
     int local = -1;          // index in the max-min problem
     core::TrafficClass traffic = core::TrafficClass::Other;
+    int owner = -1;  // set_gpu_owners' owner of its source GPU
     bool sending = false;
   };
   struct Link {
@@ -174,7 +183,7 @@ class FlowNetwork {
 
   const Route& route(int gpu_src, int gpu_dst, std::uint64_t flow_hash);
   FlowId start_on(const Route& path, double bytes, std::function<void()> on_done,
-                  core::TrafficClass traffic);
+                  core::TrafficClass traffic, int owner = -1);
   const Flow* find(FlowId id) const;
   std::uint32_t allocate_slot();
   void attach(std::uint32_t slot);  // adds the flow to its links' lists
@@ -214,6 +223,8 @@ class FlowNetwork {
   MaxMinProblem problem_;
   MaxMinScratch scratch_;
   BusyObserver busy_observer_;
+  std::vector<int> owner_of_gpu_;    // empty: no owners
+  std::vector<double> owner_bytes_;  // [owner * links + link]
 };
 
 }  // namespace parashift::sim

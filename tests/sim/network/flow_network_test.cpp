@@ -129,6 +129,32 @@ TEST_CASE("link utilisation: bytes carried and busy time") {
   CHECK(net.link_bytes(test::uplink(t, 2)) == 0);
 }
 
+TEST_CASE("each owner's bytes on a link are counted apart, flows in flight too") {
+  const auto t = test::star(4, 100e9, 1'000);
+  sim::Kernel k;
+  sim::FlowNetwork net(k, t);
+  // GPUs 0, 1 are owner 0's, GPU 2 owner 1's, GPU 3 no one's.
+  net.set_gpu_owners({0, 0, 1, -1});
+  // Into GPU 3: A from 0 (1 GB), B from 2 (0.5 GB), C from 1 (0.5 GB):
+  // 100 GB/s / 3 each until B and C end at 15 ms, then A alone.
+  net.start_flow(0, 3, 1e9, {});
+  net.start_flow(2, 3, 0.5e9, {});
+  net.start_flow(1, 3, 0.5e9, {});
+  const auto into3 = test::downlink(t, 3);
+  k.run_until(6'000'000);
+  // At 6 ms: 100/3 GB/s x 6 ms = 0.2 GB a flow so far; owner 0 has two.
+  CHECK(net.link_owner_bytes(into3, 0) == doctest::Approx(0.4e9));
+  CHECK(net.link_owner_bytes(into3, 1) == doctest::Approx(0.2e9));
+  CHECK(net.link_bytes(into3) == doctest::Approx(0.6e9));
+  k.run();
+  // In all: owner 0 sent A and C (1.5 GB), owner 1 B (0.5 GB); nobody owns 5.
+  CHECK(net.link_owner_bytes(into3, 0) == doctest::Approx(1.5e9));
+  CHECK(net.link_owner_bytes(into3, 1) == doctest::Approx(0.5e9));
+  CHECK(net.link_owner_bytes(into3, 5) == 0);
+  CHECK(net.link_owner_bytes(test::uplink(t, 2), 0) == 0);
+  CHECK(net.link_owner_bytes(test::uplink(t, 2), 1) == doctest::Approx(0.5e9));
+}
+
 TEST_CASE("only the component of the change is recomputed") {
   const auto t = test::star(4, 100e9, 1'000);
   sim::Kernel k;
