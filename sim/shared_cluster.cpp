@@ -146,7 +146,22 @@ SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster) {
         if (tenants[t]) tenants[t]->stop();
       });
   }
-  for (std::size_t j = 0; j < jobs.size(); ++j) start(j);
+  if (cluster.stagger) {
+    std::vector<BusyProfile> profiles;
+    std::vector<int> iterations;
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      profiles.push_back(busy_profile(cluster, j));
+      iterations.push_back(cluster.jobs[j].scenario.run.iterations);
+    }
+    out.stagger = plan_stagger(profiles, iterations);
+  }
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    out.jobs[j].start_ns = out.stagger ? out.stagger->start_ns[j] : 0;
+    if (out.jobs[j].start_ns == 0)
+      start(j);
+    else
+      kernel.schedule_at(out.jobs[j].start_ns, [&start, j] { start(j); });
+  }
   kernel.run();
   for (const auto& tenant : tenants) out.tenant_bytes.push_back(tenant ? tenant->bytes_sent() : 0);
   for (const SharedJobResult& j : out.jobs) out.end_ns = std::max(out.end_ns, j.end_ns);

@@ -10,17 +10,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/controller/job_runner.hpp"
 #include "core/scenario/shared_cluster.hpp"
 #include "sim/iteration.hpp"
+#include "sim/stagger.hpp"
 
 namespace parashift::sim {
 
 struct SharedJobResult {
   std::vector<TimeNs> iteration_ns;  // each iteration, in order
   TimeNs alone_ns = 0;   // mean iteration of the job (its policy on) alone on the cluster
+  TimeNs start_ns = 0;   // when its first iteration started (0 unless staggered)
   TimeNs end_ns = 0;     // when its last iteration ended
   IterationResult last;  // its last iteration (`links`: what the job measured on its links)
   double tokens = 0;     // trained over its iterations
@@ -30,7 +33,7 @@ struct SharedJobResult {
   TimeNs mean_iteration_ns() const;
   /// Mean iteration over the iteration alone, minus 1 (0.05: 5% slower).
   double slowdown() const;
-  double tokens_per_s() const { return tokens / core::ns_to_s(end_ns); }
+  double tokens_per_s() const { return tokens / core::ns_to_s(end_ns - start_ns); }
 };
 
 struct SharedClusterResult {
@@ -39,7 +42,8 @@ struct SharedClusterResult {
   std::vector<LinkUse> links;         // what each link carried over the run
   /// Links that two or more jobs use (each seen alone): where they contend.
   std::vector<int> shared_links;
-  std::vector<double> tenant_bytes;  // what each of the scenario's tenants sent
+  std::vector<double> tenant_bytes;    // what each of the scenario's tenants sent
+  std::optional<StaggerPlan> stagger;  // with `stagger: true`: the starts and why
   std::uint64_t events = 0;
 
   double tokens_per_s() const;  // the jobs' rates summed (each over its own run)

@@ -82,6 +82,18 @@ void print_shared_cluster(std::ostream& out, const core::SharedCluster& cluster,
         << pad(fmt("%+.1f%%", 100.0 * r.slowdown()), 9) << pad(rate(r.tokens_per_s()), 10)
         << pad(fmt("%.1f%%", 100.0 * r.last.mfu), 7) << r.final_plan.label() << "\n";
   }
+  if (result.stagger) {
+    // The cluster-level module's starts and the overlap it expects.
+    const StaggerPlan& st = *result.stagger;
+    out << "stagger:";
+    for (std::size_t i = 0; i < cluster.jobs.size(); ++i)
+      out << (i ? ", " : " ") << cluster.jobs[i].scenario.name << " at "
+          << fmt("%.3f s", core::ns_to_s(st.start_ns[i]));
+    out << " (alone, their traffic on shared links overlaps "
+        << fmt("%.3f s", core::ns_to_s(st.overlap_ns)) << ", summed over links, in "
+        << fmt("%.1f s", core::ns_to_s(st.horizon_ns)) << ", against "
+        << fmt("%.3f s", core::ns_to_s(st.unstaggered_overlap_ns)) << " all at 0)\n";
+  }
   for (std::size_t i = 0; i < cluster.jobs.size(); ++i)
     for (const core::TakenDirective& t : result.jobs[i].directives)
       out << cluster.jobs[i].scenario.name << " before iteration " << t.iteration << ": "
@@ -128,6 +140,7 @@ nlohmann::json shared_cluster_json(const core::SharedCluster& cluster,
                     {"mean_iteration_time_s", core::ns_to_s(r.mean_iteration_ns())},
                     {"alone_iteration_time_s", core::ns_to_s(r.alone_ns)},
                     {"slowdown", r.slowdown()},
+                    {"start_s", core::ns_to_s(r.start_ns)},
                     {"tokens_per_s", r.tokens_per_s()},
                     {"mfu", r.last.mfu}});
   }

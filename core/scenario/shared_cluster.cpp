@@ -206,6 +206,7 @@ SharedCluster parse_shared_cluster(const std::string& yaml_text, const fs::path&
     cluster.tenants = read_tenants(top, base.topology);
   else
     top.allow("tenants");
+  cluster.stagger = top.optional_bool("stagger").value_or(false);
   top.reject_unknown();
   return cluster;
 }

@@ -15,6 +15,8 @@
 //       iterations: 10              # optional
 //   tenants:                        # optional: other tenants' traffic
 //     - {links: ["l0->p0", "p0->l0"], at: 2s, duration: 10s}
+//   stagger: true                   # optional: start the jobs at offsets
+//                                   # that interleave their traffic (sim/stagger.hpp)
 #pragma once
 
 #include <filesystem>
@@ -48,6 +50,7 @@ struct SharedCluster {
   std::string file;
   std::vector<SharedJob> jobs;  // in the file's order, on disjoint GPUs
   std::vector<SharedTenant> tenants;
+  bool stagger = false;  // the cluster-level stagger module (sim/stagger.hpp)
   int gpus() const { return jobs.empty() ? 0 : jobs.front().scenario.topology.gpu_count(); }
 };
 

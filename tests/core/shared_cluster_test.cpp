@@ -173,3 +173,10 @@ TEST_CASE("a shared cluster's tenants name the topology's links and a positive d
                       "\"], duration: 0s}\n")
             .find("tenants[0].duration: expected a positive duration") != std::string::npos);
 }
+
+TEST_CASE("a shared cluster's stagger is true or false, off when absent") {
+  CHECK_FALSE(parse(kJobA).stagger);
+  CHECK(core::parse_shared_cluster(cluster_yaml(kJobA) + "stagger: true\n", kFile).stagger);
+  CHECK(cluster_error(cluster_yaml(kJobA) + "stagger: maybe\n")
+            .find("stagger: expected true or false, found 'maybe'") != std::string::npos);
+}
