@@ -50,6 +50,8 @@ core::GroupLinks group_links_from(const topo::Topology& t, const std::vector<int
   for (const int gpu : gpus) {
     g.ranks_per_node = std::max(g.ranks_per_node, ++per_host[t.host_of_gpu(gpu)]);
   }
+  g.fewest_per_node = g.ranks_per_node;
+  for (const auto& [host, count] : per_host) g.fewest_per_node = std::min(g.fewest_per_node, count);
   constexpr double kNone = std::numeric_limits<double>::infinity();
   double intra = kNone;
   double inter = kNone;

@@ -54,7 +54,7 @@ struct Rates {
 Rates rates_of(const NcclFabric& f, const GroupLinks& g) {
   Rates r;
   r.nvlink_Bps = g.intra_Bps * f.nvlink_efficiency;
-  const int nics = std::max(1, std::min(g.ranks_per_node, f.nics_per_node));
+  const int nics = std::max(1, std::min(g.nic_ranks(), f.nics_per_node));
   r.net_node_Bps = nics * g.inter_Bps * f.nic_efficiency;
   const bool multi = g.ranks > g.ranks_per_node;
   if (!multi) {

@@ -50,12 +50,18 @@ struct NcclFabric {
 /// efficiencies above are applied here, once).
 struct GroupLinks {
   int ranks = 1;
-  int ranks_per_node = 1;    // ranks of the group sharing a node
+  int ranks_per_node = 1;  // ranks of the group sharing a node (the most on any)
+  /// The fewest ranks of the group on any node it uses (0: as
+  /// ranks_per_node, a group spread evenly): every ring enters and leaves
+  /// that node through its ranks' NICs alone (a tensor-parallel group
+  /// split 7 + 1 by a rank moved onto a spare crosses one NIC).
+  int fewest_per_node = 0;
   double intra_Bps = 0;      // per GPU, one direction (NVLink)
   double inter_Bps = 0;      // per NIC, one direction
   TimeNs intra_wire_ns = 0;  // wire latency of one hop inside a node
   TimeNs inter_wire_ns = 0;  // wire latency of one hop between nodes
   int nodes() const { return (ranks + ranks_per_node - 1) / ranks_per_node; }
+  int nic_ranks() const { return fewest_per_node > 0 ? fewest_per_node : ranks_per_node; }
 };
 
 struct NcclTime {

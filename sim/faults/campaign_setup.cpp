@@ -56,6 +56,23 @@ TimeNs PlanTimes::slowed_ns(const core::ParallelPlan& asked, int rank, double fa
   return t;
 }
 
+TimeNs PlanTimes::split_ns(const core::ParallelPlan& asked) {
+  const core::ParallelPlan plan = stand_in(asked);
+  const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
+  if (const auto it = split_.find(key); it != split_.end()) return it->second;
+  const std::vector<int> spares = backend_.capabilities().spare_gpus;
+  TimeNs t = get(plan).iteration_ns;
+  if (!spares.empty()) {
+    // A backend of its own: the shared one keeps the plan's placement.
+    SimBackend split(scenario_);
+    split.set_slowdowns(Slowdowns({}, scenario_.topology, 0));
+    split.apply(core::Directive{core::RemapDirective{0, spares.front()}, "campaign", 0});
+    t = split.step(plan).iteration_ns;
+  }
+  split_.emplace(key, t);
+  return t;
+}
+
 PlanTiming PlanTimes::get(const core::ParallelPlan& asked) {
   const core::ParallelPlan plan = stand_in(asked);
   const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);

@@ -53,6 +53,11 @@ class PlanTimes {
   /// once per plan and factor (at the first rank asked: a replica's pace
   /// hardly depends on which of its stages is slow) and reused.
   TimeNs slowed_ns(const core::ParallelPlan& plan, int rank, double factor);
+  /// The iteration with one tensor-parallel group split over two hosts
+  /// (rank 0 moved onto a spare GPU alone: faults.replace gpu), so its
+  /// collectives leave NVLink; simulated once per plan and reused. The
+  /// plan's own time when the scenario has no spare to split onto.
+  TimeNs split_ns(const core::ParallelPlan& plan);
   /// Plans simulated so far (stand-ins count once).
   std::size_t simulated() const { return simulated_.size(); }
 
@@ -66,6 +71,7 @@ class PlanTimes {
   std::deque<core::ParallelPlan> simulated_;
   std::map<std::string, PlanTiming> cache_;
   std::map<std::string, TimeNs> slowed_;
+  std::map<std::string, TimeNs> split_;
 };
 
 struct CampaignSetup {

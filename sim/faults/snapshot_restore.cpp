@@ -88,6 +88,12 @@ double SnapshotRun::restore(core::RecoveryPlan& plan, TimeNs now, bool& state_lo
   }
   mapping_ = mapping;
   plan.remaps = remap.placed;
+  // A rank moved alone (faults.replace gpu) splits its tensor-parallel
+  // group over two hosts: the iteration from now on is the split one's.
+  // Only the moved ranks' groups can have split (set_plan looks at all).
+  bool split = split_;
+  for (const auto& p : remap.placed) split = split || group_split(p.rank);
+  if (split != split_) set_plan(plan_, batch_share_);
   if (chosen) {
     const Version& v = version(*chosen);
     std::vector<RestoreFlow> flows;
@@ -107,6 +113,29 @@ double SnapshotRun::restore(core::RecoveryPlan& plan, TimeNs now, bool& state_lo
   core::check_moves_only_lost(plan, lost);
   if (!remap.unplaced.empty()) shrink(plan, remap, restored, now);
   return restored;
+}
+
+bool SnapshotRun::group_split(int rank) const {
+  if (plan_.tp == 1) return false;
+  const core::RankLayout layout(plan_);
+  const auto& host_of = s_.slots.host_of_gpu;
+  core::RankCoord c = layout.coord(rank);
+  int host = -1;
+  for (c.tp = 0; c.tp < plan_.tp; ++c.tp) {
+    const int g = mapping_->gpu(layout.rank(c));
+    if (g < 0) continue;
+    const int h = host_of[static_cast<std::size_t>(g)];
+    if (host >= 0 && h != host) return true;
+    host = h;
+  }
+  return false;
+}
+
+bool SnapshotRun::tp_split() const {
+  const core::RankLayout layout(plan_);
+  for (int r = 0; r < layout.ranks(); ++r)
+    if (layout.coord(r).tp == 0 && group_split(r)) return true;
+  return false;
 }
 
 void SnapshotRun::add_holders(core::ReplicaMap& map, const Version& v, int rank, int host,

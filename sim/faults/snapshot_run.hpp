@@ -114,6 +114,8 @@ class SnapshotRun {
     plan_ = plan;
     batch_share_ = batch_share;
     timing_ = s_.times->get(plan_);
+    split_ = tp_split();  // a tensor-parallel group over two hosts paces the job
+    if (split_) timing_.iteration_ns = s_.times->split_ns(plan_);
     // Work in nominal-plan seconds: this plan's batch share at its own pace.
     share_ = batch_share * static_cast<double>(s_.nominal.iteration_ns) /
              static_cast<double>(std::max<TimeNs>(1, timing_.iteration_ns));
@@ -423,6 +425,11 @@ class SnapshotRun {
         .gpus_of_host[static_cast<std::size_t>(slots.host_of_gpu[static_cast<std::size_t>(gpu)])];
   }
 
+  // Whether some tensor-parallel group's ranks sit on two hosts, or
+  // `rank`'s group's (snapshot_restore.cpp).
+  bool tp_split() const;
+  bool group_split(int rank) const;
+
   // ---- fail-slow episodes (snapshot_slow.cpp) --------------------------------
   void on_slow(const SlowEpisode& e);
   void on_slow_seen(const SlowEpisode& e, int rank, double lost_share);
@@ -438,10 +445,11 @@ class SnapshotRun {
   TimeNs horizon_ns_;
   core::ParallelPlan plan_;
   PlanTiming timing_;
+  bool split_ = false;  // tp_split() when timing_ was set
   core::RankState state_;
   double share_ = 1;        // work per second of training, in nominal-plan seconds
   double batch_share_ = 1;  // the plan's global batch over the scenario's
-  TimeNs copy_ns_ = 0;  // one rank's state device <-> host (a restore, a drain)
+  TimeNs copy_ns_ = 0;      // one rank's state device <-> host (a restore, a drain)
   TimeNs stall_ns_ = 0, run_ns_ = 0, cycle_ns_ = 1;
   TimeNs every_ = 1;
   TimeNs repl_ns_ = 0;  // replication of one version under the plan in use

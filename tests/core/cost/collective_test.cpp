@@ -124,6 +124,28 @@ TEST_CASE("nccl_collective: a group whose ring never stays inside a node") {
   CHECK(t.bandwidth_ns == 31'914'894);
 }
 
+TEST_CASE("nccl_collective: a group split 7 + 1 crosses the lone rank's NIC only") {
+  // 8 ranks, 7 on one node and 1 on another (a rank moved onto a spare):
+  // every ring enters and leaves the lone rank's node through its one NIC,
+  // 50 x 0.94 = 47 GB/s, where 7 ranks a node would have 7 rails. The
+  // reduce-scatter of 8e9 B moves 7/8 x 8e9 = 7e9 B -> 7e9 / 47e9 s =
+  // 148'936'170 ns on the ring (NVLink, 300 GB/s here, is not the limit).
+  GroupLinks g;
+  g.ranks = 8;
+  g.ranks_per_node = 7;
+  g.fewest_per_node = 1;
+  g.intra_Bps = 300e9;
+  g.inter_Bps = 50e9;
+  const NcclTime split =
+      nccl_collective(NcclFabric{}, CollectiveKind::ReduceScatter, 8e9, g, NcclAlgo::Ring);
+  CHECK(split.bandwidth_ns == 148'936'170);
+  // Spread evenly (fewest_per_node 0: as ranks_per_node), 7 NICs carry it.
+  g.fewest_per_node = 0;
+  const NcclTime even =
+      nccl_collective(NcclFabric{}, CollectiveKind::ReduceScatter, 8e9, g, NcclAlgo::Ring);
+  CHECK(even.bandwidth_ns < split.bandwidth_ns / 5);
+}
+
 TEST_CASE("parse_nccl_algo names the four choices and nothing else") {
   NcclAlgo a = NcclAlgo::Ring;
   CHECK(parse_nccl_algo("auto", a));

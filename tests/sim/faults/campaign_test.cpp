@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../../tools/cli_harness.hpp"
+#include "core/scenario/scenario.hpp"
+#include "sim/faults/campaign_setup.hpp"
 #include "tests/sim/faults/campaign_fixture.hpp"
 
 namespace fs = std::filesystem;
@@ -21,6 +23,8 @@ using parashift::test::run_parashift;
 using parashift::test::write_file;
 
 namespace {}  // namespace
+
+using namespace parashift;
 
 TEST_CASE("a campaign reports ETTR per policy, and the same seed gives identical JSON") {
   const fs::path scenario = write_file("small.yaml", kScenario);
@@ -240,7 +244,7 @@ TEST_CASE("a failed GPU takes its host out, so tensor-parallel groups move whole
   // hosts. replace host: each failure moves its host's 8 ranks to a spare
   // host, so the third finds none and the job shrinks. replace gpu: each
   // moves one rank, 3 of the 16 spares, no shrink (its group then spans two
-  // hosts, which the campaign's iteration time does not see).
+  // hosts: the next test prices that).
   const fs::path trace =
       write_file("replace.csv", "time_s,kind,target\n3000,gpu,0\n3100,gpu,8\n3200,gpu,16\n");
   const fs::path out = scenario.parent_path() / "replace.json";
@@ -257,6 +261,42 @@ TEST_CASE("a failed GPU takes its host out, so tensor-parallel groups move whole
   const auto gpu = run("gpu");
   CHECK(gpu["interruptions"] == 3);
   CHECK(gpu["shrinks"] == 0);
+}
+
+TEST_CASE("a rank moved alone onto a spare host paces the job at its split group's speed") {
+  // One failure, GPU 0 at 3,000 s, over 0.2 days (T = 17,280 s). replace
+  // gpu: rank 0 moves alone onto a spare host's GPU, so its tensor-parallel
+  // group spans two hosts and its collectives cross one NIC
+  // (core::GroupLinks::fewest_per_node); from the restore on every
+  // iteration takes sim::PlanTimes::split_ns, the plan simulated with rank
+  // 0 on a spare. The work done is then the 3,000 s before the failure
+  // less the lost work, plus the rest of the run after the recovery at
+  // whole / split of the healthy pace:
+  //   ETTR = (3000 - lost + (T - 3000 - recovery) x whole / split) / T,
+  // within one split iteration (whole iterations are counted). replace
+  // host: the group moves whole and keeps its pace.
+  const fs::path scenario = write_file("split.yaml", kScenario);
+  const fs::path trace = write_file("split.csv", "time_s,kind,target\n3000,gpu,0\n");
+  const fs::path out = scenario.parent_path() / "split.json";
+  auto run = [&](const std::string& unit) {
+    const auto r =
+        run_parashift({"faults", scenario.string(), "--seeds", "1", "--trace", trace.string(),
+                       "--days", "0.2", "--json", out.string(), "--set", "faults.replace=" + unit});
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    return nlohmann::json::parse(read_file(out))["policies"]["snapshot"];
+  };
+  const core::Scenario s = core::load_scenario(scenario);
+  sim::PlanTimes times(s);
+  const double whole = static_cast<double>(times.get(s.plan).iteration_ns);
+  const double split = static_cast<double>(times.split_ns(s.plan));
+  CHECK(split > 1.2 * whole);  // TP at one NIC's rate where it had NVLink's
+  const double T = 0.2 * 86'400;
+  const auto gpu = run("gpu");
+  const double lost = gpu["lost_work_s"]["max"], recovery = gpu["recovery_s"]["max"];
+  const double expected = (3000 - lost + (T - 3000 - recovery) * whole / split) / T;
+  CHECK(std::abs(gpu["ettr"]["p50"].get<double>() - expected) < split * 1e-9 / T);
+  const auto host = run("host");
+  CHECK(host["ettr"]["p50"].get<double>() > 0.99);
 }
 
 TEST_CASE("hosts repaired together regrow every replica they hold, one after another") {
