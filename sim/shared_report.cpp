@@ -156,14 +156,20 @@ nlohmann::json shared_cluster_json(const core::SharedCluster& cluster,
     for (int link : cluster.tenants[t].links) names.push_back(first.topology.link(link).name);
     tenants.push_back({{"links", names}, {"bytes", result.tenant_bytes[t]}});
   }
-  return {{"scenario", cluster.name},
-          {"gpus", cluster.gpus()},
-          {"time_s", core::ns_to_s(result.end_ns)},
-          {"tokens_per_s", result.tokens_per_s()},
-          {"events", result.events},
-          {"jobs", jobs},
-          {"shared_links", links},
-          {"tenants", tenants}};
+  nlohmann::json out = {{"scenario", cluster.name},
+                        {"gpus", cluster.gpus()},
+                        {"time_s", core::ns_to_s(result.end_ns)},
+                        {"tokens_per_s", result.tokens_per_s()},
+                        {"events", result.events},
+                        {"jobs", jobs},
+                        {"shared_links", links},
+                        {"tenants", tenants}};
+  if (result.stagger)
+    out["stagger"] = {
+        {"overlap_s", core::ns_to_s(result.stagger->overlap_ns)},
+        {"unstaggered_overlap_s", core::ns_to_s(result.stagger->unstaggered_overlap_ns)},
+        {"horizon_s", core::ns_to_s(result.stagger->horizon_ns)}};
+  return out;
 }
 
 }  // namespace parashift::sim

@@ -31,6 +31,28 @@ TEST_CASE("simulate runs a shared cluster's jobs and writes each one's iteration
   }
   CHECK(doc["jobs"][1]["nodes"][0] == 16);  // llama3-8b from node 16 (placement.nodes)
   CHECK(doc["time_s"].get<double>() > 0);
+  CHECK_FALSE(doc.contains("stagger"));
+  CHECK(doc["jobs"][1]["start_s"] == 0);
+}
+
+TEST_CASE("simulate --set stagger=true prints and writes the starts the module chose") {
+  // The first job starts at 0, every other within its own iteration
+  // (16 offsets over it); the overlap at the chosen starts is at most the
+  // one with every job at 0 (offset 0 is among the candidates).
+  const std::string json = test::temp_file_path("stagger.json");
+  const auto r = test::run_parashift(
+      {"simulate", kScenario, "--iterations", "2", "--set", "stagger=true", "--json", json});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("stagger: llama3-70b at 0.000 s, llama3-8b at ") != std::string::npos);
+  const auto doc = nlohmann::json::parse(test::read_text_file(json));
+  REQUIRE(doc.contains("stagger"));
+  CHECK(doc["stagger"]["overlap_s"].get<double>() <=
+        doc["stagger"]["unstaggered_overlap_s"].get<double>());
+  CHECK(doc["jobs"][0]["start_s"] == 0);
+  for (const auto& job : doc["jobs"]) {
+    CHECK(job["start_s"].get<double>() >= 0);
+    CHECK(job["start_s"].get<double>() < job["alone_iteration_time_s"].get<double>());
+  }
 }
 
 TEST_CASE("a shared cluster refuses the options and commands that read one job: exit 2") {
