@@ -150,7 +150,7 @@ SharedClusterResult run_shared_cluster(const core::SharedCluster& cluster) {
     std::vector<BusyProfile> profiles;
     std::vector<int> iterations;
     for (std::size_t j = 0; j < jobs.size(); ++j) {
-      profiles.push_back(busy_profile(cluster, j));
+      profiles.push_back(busy_profile(cluster, j, topology));
       iterations.push_back(cluster.jobs[j].scenario.run.iterations);
     }
     out.stagger = plan_stagger(profiles, iterations);

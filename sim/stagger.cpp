@@ -12,10 +12,10 @@
 
 namespace parashift::sim {
 
-BusyProfile busy_profile(const core::SharedCluster& cluster, std::size_t job) {
+BusyProfile busy_profile(const core::SharedCluster& cluster, std::size_t job,
+                         const topo::Topology& topology) {
   const core::SharedJob& spec = cluster.jobs[job];
   const core::Scenario& s = spec.scenario;
-  const topo::Topology topology = s.truth.topology(s.topology);
   SimBackend backend(s);
   backend.set_placement(spec.gpu_of_rank);
   IterationInput input;

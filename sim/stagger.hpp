@@ -35,8 +35,10 @@ struct BusyProfile {
   std::vector<BusyPeriod> busy;  // by link, then start
 };
 
-/// Job `job`'s first iteration alone on `cluster`'s links.
-BusyProfile busy_profile(const core::SharedCluster& cluster, std::size_t job);
+/// Job `job`'s first iteration alone on `topology` (the cluster as it
+/// truly is, which the shared run builds once).
+BusyProfile busy_profile(const core::SharedCluster& cluster, std::size_t job,
+                         const topo::Topology& topology);
 
 /// Time both overlap on the links they share, over [0, horizon_ns): `a`
 /// repeated every period from a_start_ns, `b` from b_start_ns.
