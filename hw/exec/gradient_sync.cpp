@@ -14,7 +14,7 @@ namespace parashift::hw {
 
 void HwBackend::all_reduce_gradients(Counters& c) {
   if (plan_.dp == 1) return;
-  ScopedTimer timer(c.dp_ns);
+  ScopedTimer timer(c.dp_ns, options_.virtual_clock);
   DeviceKernels& k = *kernels_;
   if (compressed_sync_) {
     // Matrix by matrix (hw/exec/compressed_sync.hpp), in backward's order.

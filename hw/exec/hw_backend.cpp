@@ -85,6 +85,8 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
       world_(world),
       store_(options_.shm_root, options_.job, world.rank() / ranks_per_node(), plan.label()) {
   keep_freed_host_memory();  // iterations reuse their buffers instead of faulting them in
+  if (options_.virtual_clock != nullptr && options_.compute_clock != ComputeClock::Counted)
+    throw std::invalid_argument("hw backend: a virtual clock needs the counted compute clock");
   if (world.size() != plan.gpus())
     throw core::InputError("plan: tp*pp*dp*cp=" + std::to_string(plan.gpus()) +
                            " ranks, but the job has " + std::to_string(world.size()) +
@@ -128,8 +130,9 @@ core::TimeNs HwBackend::compute_now_ns() const {
 }
 
 core::TimeNs HwBackend::counted_ns(int units) const {
-  return static_cast<core::TimeNs>(std::llround(
-      static_cast<double>(units) * static_cast<double>(options_.counted_unit_ns) * slowdown_));
+  return static_cast<core::TimeNs>(
+      std::llround(static_cast<double>(units) * plan_.micro_batch / plan_.tp *
+                   static_cast<double>(options_.counted_unit_ns) * slowdown_));
 }
 
 void HwBackend::set_compute_slowdown(double factor) {
@@ -223,7 +226,7 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
   if (options_.kill_before_iteration == iteration_)
     ::kill(::getpid(), SIGKILL);  // a real kill -9: no clean-up, shards stay in /dev/shm
   Counters counters;
-  const core::TimeNs start = now_ns();
+  const core::TimeNs start = now_ns(options_.virtual_clock);
   for (auto& [index, slot] : layers_)
     for (DeviceBuffer* g : slot.grads.all()) kernels_->fill_zero(g->data(), g->size());
   run_pipeline(counters);
@@ -261,7 +264,7 @@ core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
                              norms ? gradient_sq_sum() : 0.0};
   world_.all_reduce_sum(std::span<double>(sums));
   last_loss_ = sums[0];
-  counters.wall_ns = now_ns() - start + std::exchange(applied_ns_, 0);
+  counters.wall_ns = now_ns(options_.virtual_clock) - start + std::exchange(applied_ns_, 0);
   core::StepReport report = make_report(counters);
   report.applied = std::exchange(applied_, {});
   if (norms) report.gradients = gradient_norms(sums[1], sums[2]);
@@ -314,7 +317,7 @@ void HwBackend::run_pipeline(Counters& c) {
     k.synchronize();
     const core::TimeNs t0 = compute_now_ns();
     {
-      ScopedTimer timer(c.tp_ns);
+      ScopedTimer timer(c.tp_ns, options_.virtual_clock);
       held->give();
       run();
       held->take();
@@ -356,12 +359,17 @@ void HwBackend::run_pipeline(Counters& c) {
     k.synchronize();
     const core::TimeNs tp_ns = tp_compute_clock_ns - tp_before;
     stretch(compute_now_ns() - t0 - tp_ns);
-    c.compute_ns += options_.compute_clock == ComputeClock::Counted ? counted_ns(units)
-                                                                    : compute_now_ns() - t0 - tp_ns;
+    if (options_.compute_clock == ComputeClock::Counted) {
+      const core::TimeNs counted = counted_ns(units);
+      c.compute_ns += counted;
+      if (options_.virtual_clock != nullptr) options_.virtual_clock->advance(counted);
+    } else {
+      c.compute_ns += compute_now_ns() - t0 - tp_ns;
+    }
   };
   const int recompute_units = plan_.recompute == core::Recompute::None ? 0 : 1;
   auto send = [&](DeviceBuffer& from, int peer, int tag) {
-    ScopedTimer timer(c.pp_ns);
+    ScopedTimer timer(c.pp_ns, options_.virtual_clock);
     pp.send(span_of(from), peer, tag);
     c.pp_bytes += activation_bytes;
   };
@@ -400,7 +408,7 @@ void HwBackend::run_pipeline(Counters& c) {
     const std::vector<RecvRequest> inputs = inputs_of(step);
     if (at > 0 && inputs.empty()) pp.post_sends();
     if (!inputs.empty()) {
-      ScopedTimer timer(c.pp_ns);
+      ScopedTimer timer(c.pp_ns, options_.virtual_clock);
       pp.recv_group(inputs);
     }
     for (const core::PassOp& op : step) {
@@ -466,7 +474,7 @@ void HwBackend::run_pipeline(Counters& c) {
     }
   }
   if (plan_.pp == 1) return;
-  ScopedTimer timer(c.pp_ns);
+  ScopedTimer timer(c.pp_ns, options_.virtual_clock);
   pp.flush_sends();
 }
 

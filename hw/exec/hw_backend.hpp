@@ -34,6 +34,7 @@
 namespace parashift::hw {
 
 class ByteWriter;
+class VirtualClock;
 class ByteReader;
 
 /// How a rank's compute time is measured: wall time, or this thread's CPU
@@ -41,10 +42,12 @@ class ByteReader;
 /// only their own work; waits in collectives are not compute either way),
 /// or counted: every layer pass the rank runs counts its work units
 /// (forward 1, backward 2: input and weight gradients; ZB-H1's B and W 1
-/// each; recompute's extra forward 1) x HwOptions::counted_unit_ns x the
-/// compute slowdown, and the optimizer step counts nothing. A counted
-/// report is the same on every machine and every run: what the policy sees
-/// depends on the work done, not on the machine's speed.
+/// each; recompute's extra forward 1) per sequence of its micro-batch,
+/// divided among the tensor-parallel ranks (units x micro_batch / tp, as
+/// the layer's FLOPs are), x HwOptions::counted_unit_ns x the compute
+/// slowdown; the optimizer step counts nothing. A counted report is the
+/// same on every machine and every run: what the policy sees depends on
+/// the work done, not on the machine's speed.
 enum class ComputeClock { Wall, ThreadCpu, Counted };
 
 /// Slots for ranks that share a machine's cores (threads of one process in
@@ -77,6 +80,13 @@ struct HwOptions {
   /// counts that work.
   bool resident_data = false;
   core::TimeNs counted_unit_ns = 100'000;  // ComputeClock::Counted: one unit of layer work
+  /// ComputeClock::Counted only; not owned. The rank's virtual clock
+  /// (hw/comm/virtual_time.hpp): its counted compute advances it, and every
+  /// time the rank reports (the iteration, its groups' communication, a
+  /// directive's) is read on it. The communicator the backend is built on
+  /// must be a VirtualTimeCommunicator on the same clock. None: those times
+  /// are the machine's.
+  VirtualClock* virtual_clock = nullptr;
   /// Measure each replica's and the reduced gradient's squared norm
   /// (StepReport::gradients, what the batch module reads): a host copy of
   /// the gradients twice an iteration. Reported for dp > 1 with the

@@ -43,7 +43,7 @@ int stage_of(const std::vector<int>& offsets, int layer, int pp) {
 void HwBackend::apply(const core::Directive& directive) {
   // Its wall time is charged to the next iteration, as the simulator
   // charges a move, a snapshot's copy or a re-plan's switch.
-  const core::TimeNs start = now_ns();
+  const core::TimeNs start = now_ns(options_.virtual_clock);
   std::visit(
       [this](const auto& action) {
         using T = std::decay_t<decltype(action)>;
@@ -66,7 +66,7 @@ void HwBackend::apply(const core::Directive& directive) {
   // Every rank applies the same directives in the same order; each one's
   // time is its slowest rank's, so that every rank reports (and decides on)
   // the same figure.
-  const core::TimeNs elapsed_ns = now_ns() - start;
+  const core::TimeNs elapsed_ns = now_ns(options_.virtual_clock) - start;
   applied_ns_ += elapsed_ns;
   const std::array<double, 1> mine{static_cast<double>(elapsed_ns)};
   const std::vector<double> all = world_.all_gather(std::span<const double>(mine));

@@ -32,7 +32,7 @@ std::vector<HwBackend::ShardTensor> HwBackend::shard_tensors() {
 }
 
 void HwBackend::reduce_scatter_gradients(Counters& c) {
-  ScopedTimer timer(c.dp_ns);
+  ScopedTimer timer(c.dp_ns, options_.virtual_clock);
   DeviceKernels& k = *kernels_;
   const int dp = plan_.dp;
   const auto tensors = shard_tensors();
@@ -83,7 +83,7 @@ void HwBackend::update_weight_shards() {
 }
 
 void HwBackend::all_gather_weights(Counters& c) {
-  ScopedTimer timer(c.dp_ns);
+  ScopedTimer timer(c.dp_ns, options_.virtual_clock);
   DeviceKernels& k = *kernels_;
   const int dp = plan_.dp, me = groups_.coord.dp;
   const auto tensors = shard_tensors();

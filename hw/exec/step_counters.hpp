@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/units.hpp"
+#include "hw/comm/virtual_time.hpp"
 #include "hw/exec/hw_backend.hpp"
 
 namespace parashift::hw {
@@ -16,22 +17,28 @@ struct HwBackend::Counters {
   double loss = 0;
 };
 
-inline core::TimeNs now_ns() {
+/// The rank's time: its virtual clock's when it runs on one
+/// (HwOptions::virtual_clock), the machine's steady clock otherwise.
+inline core::TimeNs now_ns(const VirtualClock* clock = nullptr) {
+  if (clock != nullptr) return clock->now_ns();
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-/// Adds the wall time since construction to `sink` when it goes out of scope.
+/// Adds the time since construction (on `clock`, see now_ns) to `sink` when
+/// it goes out of scope.
 class ScopedTimer {
  public:
-  explicit ScopedTimer(core::TimeNs& sink) : sink_(sink), start_(now_ns()) {}
-  ~ScopedTimer() { sink_ += now_ns() - start_; }
+  ScopedTimer(core::TimeNs& sink, const VirtualClock* clock)
+      : sink_(sink), clock_(clock), start_(now_ns(clock)) {}
+  ~ScopedTimer() { sink_ += now_ns(clock_) - start_; }
   ScopedTimer(const ScopedTimer&) = delete;
   ScopedTimer& operator=(const ScopedTimer&) = delete;
 
  private:
   core::TimeNs& sink_;
+  const VirtualClock* clock_;
   core::TimeNs start_;
 };
 

@@ -66,19 +66,27 @@ void on_every_rank(int ranks, int cpu, const std::function<void(int)>& work) {
 }  // namespace
 
 ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
-                                     const core::ParallelPlan& plan, hw::ComputeClock clock)
+                                     const core::ParallelPlan& plan, hw::ComputeClock clock,
+                                     std::optional<hw::VirtualLink> link)
     : cpu_(sched_getcpu()),
       slots_(std::make_unique<hw::ComputeSlots>(1)),
       comms_(hw::make_thread_group(plan.gpus())),
+      clocks_(link ? comms_.size() : 0),
       ranks_(comms_.size()) {
+  for (std::size_t r = 0; r < clocks_.size(); ++r)
+    timed_comms_.push_back(
+        std::make_unique<hw::VirtualTimeCommunicator>(*comms_[r], clocks_[r], *link));
   hw::HwOptions options;
   options.compute_clock = clock;
   options.compute_slots = slots_.get();
   options.optimizer.kind = hw::OptimizerKind::Sgd;
   options.shm_root = test::process_temp_dir().path();  // never /dev/shm's shared names
   on_every_rank(plan.gpus(), cpu_, [&](int r) {
-    ranks_[static_cast<std::size_t>(r)] = std::make_unique<hw::HwBackend>(
-        model, seq_len, 1, plan, options, *comms_[static_cast<std::size_t>(r)]);
+    const auto at = static_cast<std::size_t>(r);
+    hw::HwOptions mine = options;
+    if (link) mine.virtual_clock = &clocks_[at];
+    ranks_[at] = std::make_unique<hw::HwBackend>(model, seq_len, 1, plan, mine,
+                                                 link ? *timed_comms_[at] : *comms_[at]);
   });
 }
 

@@ -20,21 +20,27 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/backend.hpp"
 #include "core/controller/job_model.hpp"
 #include "fake_backend.hpp"  // ContractCase
 #include "hw/comm/communicator.hpp"
+#include "hw/comm/virtual_time.hpp"
 #include "hw/exec/hw_backend.hpp"
 
 namespace parashift::test {
 
 class ThreadedHwBackend : public core::Backend {
  public:
-  /// `clock`: how the ranks time their compute (Counted: the same on every machine).
+  /// `clock`: how the ranks time their compute (Counted: the same on every
+  /// machine). With `link` (Counted only) every rank runs on a virtual
+  /// clock, its messages priced on `link` (hw/comm/virtual_time.hpp): its
+  /// whole report is then the same on every machine.
   ThreadedHwBackend(const core::ModelSpec& model, int seq_len, const core::ParallelPlan& plan,
-                    hw::ComputeClock clock = hw::ComputeClock::ThreadCpu);
+                    hw::ComputeClock clock = hw::ComputeClock::ThreadCpu,
+                    std::optional<hw::VirtualLink> link = std::nullopt);
   core::Capabilities capabilities() const override { return ranks_[0]->capabilities(); }
   core::StepReport step(const core::ParallelPlan& plan) override;
   void apply(const core::Directive& directive) override;
@@ -47,6 +53,8 @@ class ThreadedHwBackend : public core::Backend {
   int cpu_;                                  // every rank's thread runs on this core
   std::unique_ptr<hw::ComputeSlots> slots_;  // one: a rank computes alone
   std::vector<std::unique_ptr<hw::Communicator>> comms_;
+  std::vector<hw::VirtualClock> clocks_;                        // with a virtual link
+  std::vector<std::unique_ptr<hw::Communicator>> timed_comms_;  // around comms_, on clocks_
   std::vector<std::unique_ptr<hw::HwBackend>> ranks_;
   std::vector<std::vector<double>> per_layer_ns_;
 };

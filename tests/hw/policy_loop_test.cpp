@@ -138,10 +138,12 @@ TEST_CASE("the executor refuses faults.spares: its spares are --elastic nodes") 
 TEST_CASE("the one loop re-plans the executor live: tp2 pp2 to dp4 before iteration 2") {
   // A scheduled re-plan goes through the runner as a decided one does: the
   // backend re-shards, and the runner steps the new plan from then on.
-  // Counted compute (3 units of 100 us per layer and micro-batch): tp2 pp2
-  // runs 4 micro-batches through 2 layers per rank, 4 x 2 x 3 = 24 units =
-  // 2.4 ms; dp4 one micro-batch through all 4 layers, 1 x 4 x 3 = 12 units
-  // = 1.2 ms.
+  // Counted compute (3 units of 100 us per layer and sequence, shared by the
+  // tp ranks): tp2 pp2 runs 4 micro-batches of 1 sequence through 2 layers
+  // per rank, half of each, 4 x 2 x 3 / 2 = 12 units = 1.2 ms; dp4 one
+  // micro-batch through all 4 layers, 1 x 4 x 3 = 12 units = 1.2 ms, the
+  // same 48 units of work spread evenly either way. Rank 0's first report
+  // after the switch is the new plan's: 4 layers' passes, not 2 halves.
   const auto from = test::tiny_plan(2, 2, 1), to = test::tiny_plan(1, 1, 4);
   test::ThreadedHwBackend backend(test::tiny_model(), test::kTinySeq, from,
                                   hw::ComputeClock::Counted);
@@ -152,8 +154,9 @@ TEST_CASE("the one loop re-plans the executor live: tp2 pp2 to dp4 before iterat
   REQUIRE(reports.size() == 4);
   CHECK(runner.plan().label() == to.label());
   for (int r = 0; r < 4; ++r) CHECK(backend.rank(r).plan().label() == to.label());
-  CHECK(reports[1].rank_compute_ns[0] == 2'400'000);
+  CHECK(reports[1].rank_compute_ns[0] == 1'200'000);
   CHECK(reports[3].rank_compute_ns[0] == 1'200'000);
+  CHECK(backend.rank(0).layers_per_stage() == std::vector<int>{4});
   REQUIRE(runner.directives().size() == 1);
   CHECK(runner.directives()[0].iteration == 2);
 }

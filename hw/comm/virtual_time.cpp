@@ -1,0 +1,124 @@
+#include "hw/comm/virtual_time.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "core/cost/nccl_model.hpp"
+#include "hw/hw_error.hpp"
+
+namespace parashift::hw {
+
+namespace {
+
+// A message's payload is followed by its sender's clock, bit for bit.
+constexpr std::size_t kStampFloats = sizeof(core::TimeNs) / sizeof(float);
+static_assert(kStampFloats * sizeof(float) == sizeof(core::TimeNs));
+
+}  // namespace
+
+core::TimeNs virtual_collective_ns(core::CollectiveKind kind, double bytes, int ranks,
+                                   const VirtualLink& link) {
+  if (ranks <= 1) return 0;
+  const int steps = kind == core::CollectiveKind::SendRecv    ? 1
+                    : kind == core::CollectiveKind::AllReduce ? 2 * (ranks - 1)
+                                                              : ranks - 1;
+  return steps * link.latency_ns +
+         static_cast<core::TimeNs>(
+             std::llround(bytes * core::nccl_bus_factor(kind, ranks) / link.Bps * 1e9));
+}
+
+VirtualTimeCommunicator::VirtualTimeCommunicator(Communicator& inner, VirtualClock& clock,
+                                                 VirtualLink link)
+    : inner_(&inner), clock_(clock), link_(link) {}
+
+VirtualTimeCommunicator::VirtualTimeCommunicator(std::unique_ptr<Communicator> owned,
+                                                 VirtualClock& clock, VirtualLink link)
+    : owned_(std::move(owned)), inner_(owned_.get()), clock_(clock), link_(link) {}
+
+void VirtualTimeCommunicator::collective(core::CollectiveKind kind, double bytes) {
+  if (inner_->size() <= 1) return;
+  double latest = static_cast<double>(clock_.now_ns());  // exact below 2^53 ns (104 days)
+  inner_->all_reduce_max(std::span<double>(&latest, 1));
+  clock_.reach(static_cast<core::TimeNs>(latest));
+  clock_.advance(virtual_collective_ns(kind, bytes, inner_->size(), link_));
+}
+
+void VirtualTimeCommunicator::arrived(core::TimeNs sent_ns, double bytes) {
+  clock_.reach(sent_ns + virtual_collective_ns(core::CollectiveKind::SendRecv, bytes, 2, link_));
+}
+
+void VirtualTimeCommunicator::all_reduce_sum(std::span<float> data) {
+  collective(core::CollectiveKind::AllReduce, static_cast<double>(data.size_bytes()));
+  inner_->all_reduce_sum(data);
+}
+void VirtualTimeCommunicator::all_reduce_sum(std::span<double> data) {
+  collective(core::CollectiveKind::AllReduce, static_cast<double>(data.size_bytes()));
+  inner_->all_reduce_sum(data);
+}
+void VirtualTimeCommunicator::all_reduce_max(std::span<double> data) {
+  collective(core::CollectiveKind::AllReduce, static_cast<double>(data.size_bytes()));
+  inner_->all_reduce_max(data);
+}
+std::vector<double> VirtualTimeCommunicator::all_gather(std::span<const double> mine) {
+  collective(core::CollectiveKind::AllGather,
+             static_cast<double>(mine.size_bytes()) * inner_->size());
+  return inner_->all_gather(mine);
+}
+void VirtualTimeCommunicator::all_gather(std::span<const float> mine, std::span<float> all) {
+  collective(core::CollectiveKind::AllGather, static_cast<double>(all.size_bytes()));
+  inner_->all_gather(mine, all);
+}
+void VirtualTimeCommunicator::reduce_scatter_sum(std::span<const float> all,
+                                                 std::span<float> mine) {
+  collective(core::CollectiveKind::ReduceScatter, static_cast<double>(all.size_bytes()));
+  inner_->reduce_scatter_sum(all, mine);
+}
+void VirtualTimeCommunicator::barrier() {
+  collective(core::CollectiveKind::AllReduce, 0);
+  inner_->barrier();
+}
+
+void VirtualTimeCommunicator::send(std::span<const float> data, int peer, int tag) {
+  std::vector<float> stamped(data.size() + kStampFloats);
+  std::copy(data.begin(), data.end(), stamped.begin());
+  const core::TimeNs now = clock_.now_ns();
+  std::memcpy(stamped.data() + data.size(), &now, sizeof now);
+  inner_->send(stamped, peer, tag);
+}
+
+void VirtualTimeCommunicator::recv(std::span<float> data, int peer, int tag) {
+  std::vector<float> stamped(data.size() + kStampFloats);
+  inner_->recv(stamped, peer, tag);
+  std::copy(stamped.begin(), stamped.begin() + static_cast<std::ptrdiff_t>(data.size()),
+            data.begin());
+  core::TimeNs sent = 0;
+  std::memcpy(&sent, stamped.data() + data.size(), sizeof sent);
+  arrived(sent, static_cast<double>(data.size_bytes()));
+}
+
+void VirtualTimeCommunicator::send_bytes(std::span<const std::byte> data, int peer, int tag) {
+  std::vector<std::byte> stamped(sizeof(core::TimeNs) + data.size());
+  const core::TimeNs now = clock_.now_ns();
+  std::memcpy(stamped.data(), &now, sizeof now);
+  std::copy(data.begin(), data.end(), stamped.begin() + sizeof now);
+  inner_->send_bytes(stamped, peer, tag);
+}
+
+std::vector<std::byte> VirtualTimeCommunicator::recv_bytes(int peer, int tag) {
+  std::vector<std::byte> stamped = inner_->recv_bytes(peer, tag);
+  if (stamped.size() < sizeof(core::TimeNs))
+    throw HwError("virtual time: a message of " + std::to_string(stamped.size()) +
+                  " bytes from peer " + std::to_string(peer) + " carries no sender clock");
+  core::TimeNs sent = 0;
+  std::memcpy(&sent, stamped.data(), sizeof sent);
+  std::vector<std::byte> data(stamped.begin() + sizeof sent, stamped.end());
+  arrived(sent, static_cast<double>(data.size()));
+  return data;
+}
+
+std::unique_ptr<Communicator> VirtualTimeCommunicator::split(int color, int key) {
+  return std::make_unique<VirtualTimeCommunicator>(inner_->split(color, key), clock_, link_);
+}
+
+}  // namespace parashift::hw
