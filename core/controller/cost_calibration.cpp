@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string_view>
 
@@ -47,6 +48,23 @@ double clamped(double f) {
 double layer_compute_ns(const WorkProfile& p) {
   return static_cast<double>(p.layer.forward_ns + p.layer.backward_ns + p.layer.recompute_ns);
 }
+// Stages whose median rank is this much slower than expected or more are
+// slow GPUs, not the model: with one rank a stage (pp-only plans) the
+// stage's median is that rank, and a 2x GPU would otherwise drag every
+// factor up by its share. Over at least 3 stages: a ratio above the stages'
+// lower median by 5% and by 3 scaled MADs (the rank-speed rule,
+// rank_speed.cpp). Infinity when no stage stands out.
+double slow_stage_ratio(const std::vector<std::pair<double, int>>& stage_median) {
+  std::vector<double> ratios;
+  for (const auto& [ratio, rank] : stage_median)
+    if (rank >= 0) ratios.push_back(ratio);
+  if (ratios.size() < 3) return std::numeric_limits<double>::infinity();
+  const double mid = lower_median(ratios);
+  for (double& x : ratios) x = std::abs(x - mid);
+  const double spread = 3.0 * 1.4826 * lower_median(ratios);
+  return std::max(mid * 1.05, mid + spread);
+}
+
 double fixed_compute_ns(const WorkProfile& p, bool first, bool last) {
   double t = 0;
   if (first) t += static_cast<double>(p.embedding_forward_ns + p.embedding_backward_ns);
@@ -226,27 +244,35 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     e.fixed_ns = std::max(0.0, total - e.by_class.sum());
     return e;
   };
+  // Each stage's median rank (pairs are distinct: the rank breaks ties), in linear time.
+  std::vector<std::pair<double, int>> stage_median(static_cast<std::size_t>(plan.pp), {0.0, -1});
+  for (int s = 0; s < plan.pp; ++s) {
+    std::vector<std::pair<double, int>>& ratio_rank = by_stage[static_cast<std::size_t>(s)];
+    if (ratio_rank.empty()) continue;
+    const auto median_at =
+        ratio_rank.begin() + static_cast<std::ptrdiff_t>((ratio_rank.size() - 1) / 2);
+    std::nth_element(ratio_rank.begin(), median_at, ratio_rank.end());
+    stage_median[static_cast<std::size_t>(s)] = *median_at;
+  }
+  const double slow_stage_above = slow_stage_ratio(stage_median);
   for (int s = 0; s < plan.pp; ++s) {
     const bool first = s == 0, last = s == plan.pp - 1;
     const int layers = job.stage_layers(s);
     auto stage_ns = [&](const WorkProfile& p, int micro_batches) {
       return micro_batches * (layers * layer_compute_ns(p) + fixed_compute_ns(p, first, last));
     };
-    std::vector<std::pair<double, int>>& ratio_rank = by_stage[static_cast<std::size_t>(s)];
-    if (ratio_rank.empty()) continue;
-    // The median (pairs are distinct: the rank breaks ties), in linear time.
-    const auto median_at =
-        ratio_rank.begin() + static_cast<std::ptrdiff_t>((ratio_rank.size() - 1) / 2);
-    std::nth_element(ratio_rank.begin(), median_at, ratio_rank.end());
-    const int r = median_at->second;
+    const double stage_ratio = stage_median[static_cast<std::size_t>(s)].first;
+    const int r = stage_median[static_cast<std::size_t>(s)].second;
+    if (r < 0) continue;
     const int m = job.micro_batches_per_replica[static_cast<std::size_t>(layout.coord(r).dp)];
     Expected e = split_compute([&](const WorkProfile& p) { return stage_ns(p, m); });
     // The median rank's device (its group's factor on the preset's time).
     const double f = rank_factor(static_cast<std::size_t>(r));
     e.by_class *= f;
     e.fixed_ns *= f;
-    stage_model_[static_cast<std::size_t>(s)] = e;
-    out.push_back({e, static_cast<double>(report.rank_compute_ns[r])});
+    stage_model_[static_cast<std::size_t>(s)] = e;  // the rank speeds' reference, slow or not
+    if (stage_ratio <= slow_stage_above)
+      out.push_back({e, static_cast<double>(report.rank_compute_ns[r])});
   }
   const int chunk_count = plan.pp * plan.virtual_stages;
   auto chunk_params = [&](int v) {

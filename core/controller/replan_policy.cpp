@@ -72,9 +72,7 @@ void ReplanPolicy::run(PolicyContext& context) {
     reference_label_ = job.plan.label();
   }
   if (!reference_ns_) {
-    reference_ns_ = estimate_iteration(job.cost->model, job.cost->device, job.cost->cluster,
-                                       job.plan, job.cost->seq_len)
-                        .total_ns;
+    reference_ns_ = job.cost->estimate(job.plan).total_ns;
     chosen_ns_ = *reference_ns_;
   }
   if (pending_) {
@@ -105,6 +103,8 @@ void ReplanPolicy::run(PolicyContext& context) {
   in.precision = job.plan.precision;
   in.gpu_factors = calibration->slow_ranks();
   in.device_groups = calibration->device_groups();
+  in.options = job.cost->options;
+  in.work_model = job.cost->work_model;
   PlannerOptions options;
   options.top_k = 1;
   options.admit = context.capabilities.runs_plan;

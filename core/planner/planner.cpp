@@ -101,8 +101,11 @@ std::optional<ReferenceStanding> stand(const PlannerInput& in, double usable_byt
   r.ranked.plan = plan;
   r.ranked.label = plan.label();
   if (r.valid) {
+    const WorkProfile profile =
+        in.work_model ? in.work_model(in.device, plan)
+                      : work_profile(in.model, in.device, plan, in.seq_len, in.options);
     r.ranked.estimate = with_gpu_factors(
-        estimate_iteration(in.model, in.device, in.cluster, plan, in.seq_len, in.options), plan,
+        estimate_iteration(in.model, in.device, in.cluster, plan, profile, in.options), plan,
         plan_gpu_factors(in, plan));
     r.fits_memory = r.ranked.estimate.memory.total_bytes() <= usable_bytes;
   }
@@ -183,7 +186,12 @@ PlanSearch search_plans(const PlannerInput& in, const PlannerOptions& options) {
       return;
     }
     const ProfileKey key = profile_key(plan);
-    if (!have_profile || !(key == cached)) {
+    // A backend's work model may read any plan field: no reuse across plans.
+    if (in.work_model) {
+      profile = in.work_model(in.device, plan);
+      if (!in.device_groups.empty()) factors = plan_gpu_factors(in, plan);
+      paces.clear();
+    } else if (!have_profile || !(key == cached)) {
       profile = work_profile(in.model, in.device, plan, in.seq_len, in.options);
       // The groups' factors depend on the same fields as the profile.
       if (!in.device_groups.empty()) {

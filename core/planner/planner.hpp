@@ -44,6 +44,10 @@ struct PlannerInput {
   /// for each plan (times any gpu_factors entry), and a plan must fit the
   /// least HBM of all. Empty: every GPU is `device`.
   std::vector<DeviceGroup> device_groups;
+  /// A backend whose kernels are not the presets' (CostInputs::work_model:
+  /// the CPU executor's op list timed by its profile): each plan's work
+  /// from it, on `device`. Empty: core::work_profile.
+  std::function<WorkProfile(const DeviceSpec&, const ParallelPlan&)> work_model;
 };
 
 /// The compute factor of every GPU not at `in.device`'s pace under `plan`:

@@ -54,8 +54,11 @@ struct Setup {
 };
 
 Setup setup(int pp, int dp) {
+  // Two hosts (fat-tree k 2): one GPU each for 2 ranks, two for 4.
+  const int per_host = pp * dp / 2;
   Setup s{core::load_scenario(kScenario,
-                              {"plan.pp=" + std::to_string(pp), "plan.dp=" + std::to_string(dp)}),
+                              {"plan.pp=" + std::to_string(pp), "plan.dp=" + std::to_string(dp),
+                               "cluster.topology.gpus_per_host=" + std::to_string(per_host)}),
           {},
           {},
           {}};
@@ -134,6 +137,35 @@ TEST_CASE("executor cost model: a rank 1.25x slower than its stage stretches the
         doctest::Approx(static_cast<double>(observed_ns)).epsilon(0.03));
   // Plans are compared on healthy ranks: predict_ns has no stretch.
   CHECK(cal.predict_ns(plan) < cal.predict_observed_ns(plan) * 9 / 10);
+}
+
+TEST_CASE(
+    "executor cost model: one stage's rank 2x slow in a pp4 plan is a slow GPU, not the model") {
+  // pp4 x dp1: each stage's median is its only rank, so rank 1 at 2x is
+  // stage 1's figure. Its ratio to the model is 2x the others' (the three
+  // healthy stages agree), over the stages' lower median by 5% and by 3
+  // scaled MADs (0 here): its row is left out of the fit. The GEMM factor is
+  // then the healthy stages' 2 (within the prior's pull, 3%), where fitting
+  // all four rows would have dragged it towards 2 x (3 + 2) / 4 = 2.5; and
+  // rank 1 is named slow at about 2x.
+  Setup s = setup(4, 1);
+  const core::ParallelPlan& plan = s.scenario.plan;
+  REQUIRE(plan.pp == 4);
+  const core::WorkProfile truth_work = s.truth.work(s.truth.device, plan);
+  core::CostCalibration cal(s.preset, 0.9, 0.5);
+  for (int k = 0; k < 10; ++k) {
+    core::StepReport r;
+    r.iteration = k;
+    for (int stage = 0; stage < plan.pp; ++stage)
+      r.rank_compute_ns.push_back((stage == 1 ? 2 : 1) *
+                                  stage_compute_ns(truth_work, s.job, stage));
+    r.iteration_ns = s.truth.estimate(plan).total_ns;
+    cal.observe(r, s.job);
+  }
+  CHECK(cal.factor(core::CostFactor::Gemm) == doctest::Approx(2.0).epsilon(0.03));
+  REQUIRE(cal.slow_ranks().size() == 1);
+  CHECK(cal.slow_ranks()[0].gpu == 1);
+  CHECK(cal.slow_ranks()[0].factor == doctest::Approx(2.0).epsilon(0.05));
 }
 
 TEST_CASE("executor cost model: a profile without the executor's kernels is one clear error") {
