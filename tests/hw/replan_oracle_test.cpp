@@ -1,0 +1,124 @@
+// #16's executor goal: on the CPU executor (4 ranks on threads, virtual
+// time: counted compute, messages priced on a modelled link, so every
+// figure is the same on every machine), a job whose truth is a slowed rank
+// and whose cost model starts from a wrong profile ends, through the one
+// loop (calibrate, balance, replan), on the plan the oracle picks; and its
+// losses are those of a run that applied each of its directives at the
+// same iteration, bit for bit.
+//
+// Truth: a layer's forward over one sequence takes 100 us (counted), rank 1
+// computes at 2x, the link carries 200 MB/s with 5 us a step. The policy's
+// profile (hw::counted_profile) is wrong both ways: GEMMs 20% faster
+// (83.3 us) and the link twice as fast. The oracle is the planner run on
+// the truth (the true profile, rank 1 at 2x), as the simulator's oracle is
+// the planner on the true cluster (sim/oracle.hpp).
+#include <doctest/doctest.h>
+
+#include <variant>
+#include <vector>
+
+#include "contract_harness.hpp"
+#include "core/controller/job_runner.hpp"
+#include "core/planner/planner.hpp"
+#include "core/scenario/scenario.hpp"
+#include "hw/calib/counted_profile.hpp"
+#include "hw/calib/executor_cost.hpp"
+#include "hw/exec/training_run.hpp"
+
+using namespace parashift;
+
+namespace {
+
+const char* const kScenario = PARASHIFT_SOURCE_DIR "/tests/hw/data/replan-oracle-4rank.yaml";
+const hw::VirtualLink kLink{200e6, 5000};
+constexpr core::TimeNs kUnitNs = 100'000;  // ThreadedHwBackend's counted unit (HwOptions)
+
+struct Run {
+  std::vector<double> losses;
+  std::vector<core::TimeNs> iteration_ns;
+  std::vector<core::TakenDirective> directives;
+  core::ParallelPlan final_plan;
+};
+
+// `scenario` on 4 executor ranks from its plan, rank 1 slowed as its faults
+// say, under its policy priced by `cost` (none: no policy), with
+// `scheduled` applied as given.
+Run run(const core::Scenario& scenario, const std::optional<core::CostInputs>& cost,
+        const std::vector<core::TakenDirective>& scheduled = {}) {
+  test::ThreadedHwBackend backend(scenario.model, scenario.training.seq_len, scenario.plan,
+                                  hw::ComputeClock::Counted, kLink);
+  for (int r = 0; r < scenario.plan.gpus(); ++r)
+    backend.rank(r).set_compute_slowdown(hw::scenario_slowdown(scenario, r));
+  core::JobRunner runner(backend, scenario.plan);
+  if (cost) runner.set_policy(scenario, scenario.run.iterations, *cost);
+  for (const auto& t : scheduled) runner.schedule(t.iteration, t.directive);
+  Run out;
+  while (runner.iterations() < scenario.run.iterations) {
+    REQUIRE(runner.step());
+    out.losses.push_back(backend.rank(0).last_loss());
+    out.iteration_ns.push_back(runner.last_report()->iteration_ns);
+  }
+  out.directives = runner.directives();
+  out.final_plan = runner.plan();
+  return out;
+}
+
+core::CostInputs cost_of(const core::Scenario& s, core::TimeNs unit_ns, const hw::VirtualLink& l) {
+  return hw::executor_cost_inputs(s, hw::counted_profile(s, unit_ns, l), hw::OptimizerKind::Sgd);
+}
+
+}  // namespace
+
+TEST_CASE("the executor with a slowed rank and a wrong profile re-plans to the oracle's plan") {
+  const core::Scenario s = core::load_scenario(kScenario);
+  REQUIRE(hw::scenario_slowdown(s, 1) == 2.0);
+  const core::CostInputs wrong =
+      cost_of(s, kUnitNs * 10 / 12, hw::VirtualLink{kLink.Bps * 2, kLink.latency_ns});
+  const core::CostInputs truth = cost_of(s, kUnitNs, kLink);
+
+  const Run adaptive = run(s, wrong);
+
+  // The oracle: the planner over the executor's plans on the truth.
+  core::PlannerInput in;
+  in.model = truth.model;
+  in.device = truth.device;
+  in.cluster = truth.cluster;
+  in.global_batch = s.training.global_batch;
+  in.seq_len = s.training.seq_len;
+  in.precision = s.training.precision;
+  in.options = truth.options;
+  in.work_model = truth.work_model;
+  in.gpu_factors = {{1, 2.0}};
+  core::PlannerOptions options;
+  options.top_k = 1;
+  options.admit = [&](const core::ParallelPlan& p) {
+    return hw::executor_plan_problem(p, s.training.seq_len).empty() &&
+           p.problems(s.model, s.training.seq_len, 4).empty();
+  };
+  const core::PlanSearch oracle = core::search_plans(in, options);
+  REQUIRE(oracle.top.size() == 1);
+  CHECK(adaptive.final_plan.label() == oracle.top[0].label);
+  CHECK(adaptive.final_plan.label() != s.plan.label());
+
+  // The loop took at least one re-plan, and it paid: the last iteration
+  // against the scenario's plan with the same policy but no re-planning
+  // (which balances rank 1's replica and no more), and against the
+  // oracle's plan run from the start with that policy.
+  int replans = 0;
+  for (const auto& t : adaptive.directives)
+    replans += std::holds_alternative<core::ReplanDirective>(t.directive.action) ? 1 : 0;
+  CHECK(replans == 1);
+  const Run fixed = run(core::load_scenario(kScenario, {"policy.replan=off"}), wrong);
+  CHECK(fixed.final_plan.label() == s.plan.label());
+  CHECK(10 * adaptive.iteration_ns.back() < 9 * fixed.iteration_ns.back());
+  core::Scenario from_start = core::load_scenario(kScenario, {"policy.replan=off"});
+  from_start.plan = oracle.top[0].plan;
+  const Run best = run(from_start, truth);
+  CHECK(adaptive.iteration_ns.back() <= best.iteration_ns.back());
+
+  // The same directives scheduled at the same iterations, no policy: the
+  // same losses, bit for bit.
+  const Run replayed = run(s, std::nullopt, adaptive.directives);
+  CHECK(replayed.final_plan.label() == adaptive.final_plan.label());
+  CHECK(replayed.losses == adaptive.losses);
+}
