@@ -42,6 +42,7 @@
 #include "hw/exec/training_run.hpp"
 #include "hw/snapshot/shard_store.hpp"
 #include "hw/snapshot/snapshot_plan.hpp"
+#include "tools/cli/format_number.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/run_options.hpp"
 
@@ -178,6 +179,8 @@ std::vector<std::string> rank_arguments(const RunOptions& o, bool relaunch) {
   for (const auto& r : o.replans) option("--replan", r);
   if (!o.inject_kill.empty() && !relaunch) option("--inject-kill", o.inject_kill);
   option("--clock", o.clock);
+  if (o.link_GBps > 0) option("--link-GBps", fmt("%.17g", o.link_GBps));
+  if (o.link_latency_us >= 0) option("--link-latency-us", fmt("%.17g", o.link_latency_us));
   if (o.device >= 0) option("--device", std::to_string(o.device));
   if (!o.math.empty()) option("--math", o.math);
   option("--watchdog", std::to_string(o.watchdog_s));

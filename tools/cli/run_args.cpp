@@ -79,9 +79,18 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->type_name("R@I");
   cmd->add_option("--clock", opts->clock,
                   "hw: compute time as measured (wall) or as counted layer work (counted: "
-                  "the same on every machine, what the policy's tests use)")
-      ->check(CLI::IsMember({"wall", "counted"}))
+                  "the same on every machine, what the policy's tests use); virtual: counted "
+                  "work and every message priced on a modelled link, so iteration and "
+                  "communication times are the same on every machine too")
+      ->check(CLI::IsMember({"wall", "counted", "virtual"}))
       ->capture_default_str();
+  cmd->add_option("--link-GBps", opts->link_GBps,
+                  "hw --clock virtual: the modelled link's rate, GB/s (default 10)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--link-latency-us", opts->link_latency_us,
+                  "hw --clock virtual: the modelled link's latency per ring step or message, "
+                  "us (default 5)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--device", opts->device,
                   "cuda: GPU index (default: the rank's index on its node)")
       ->check(CLI::Range(0, 1023));

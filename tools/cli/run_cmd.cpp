@@ -12,6 +12,7 @@
 // replay (hw::predict_iteration) is printed beside it.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -27,8 +28,10 @@
 #include "core/input_error.hpp"
 #include "core/scenario/scenario.hpp"
 #include "core/work_split.hpp"
+#include "hw/calib/counted_profile.hpp"
 #include "hw/calib/executor_cost.hpp"
 #include "hw/calib/predict.hpp"
+#include "hw/comm/virtual_time.hpp"
 #include "hw/comm/watchdog.hpp"
 #include "hw/exec/training_run.hpp"
 #include "sim/iteration.hpp"
@@ -224,7 +227,16 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   config.options.job = opts.job.empty() ? scenario.name : opts.job;
   config.options.shm_root = opts.shm_dir;
   config.options.compute_clock =
-      opts.clock == "counted" ? hw::ComputeClock::Counted : hw::ComputeClock::Wall;
+      opts.clock == "wall" ? hw::ComputeClock::Wall : hw::ComputeClock::Counted;
+  const hw::VirtualLink link{(opts.link_GBps > 0 ? opts.link_GBps : 10.0) * 1e9,
+                             static_cast<core::TimeNs>(std::llround(
+                                 (opts.link_latency_us >= 0 ? opts.link_latency_us : 5.0) * 1e3))};
+  // On virtual time the executor's profile is known, not measured: the
+  // counted unit and the link (hw/calib/counted_profile.hpp), unless given.
+  if (opts.clock == "virtual" && opts.profile_path.empty())
+    config.policy_cost = hw::executor_cost_inputs(
+        scenario, hw::counted_profile(scenario, config.options.counted_unit_ns, link),
+        config.options.optimizer.kind);
   config.restore = opts.restore;
   if (!opts.profile_path.empty()) {
     const hw::CalibrationProfile profile = hw::load_calibration(opts.profile_path);
@@ -267,6 +279,14 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
                 });
     watched.emplace(*world, *dog, "world");
     job = &*watched;
+  }
+  std::optional<hw::VirtualClock> virtual_clock;
+  std::optional<hw::VirtualTimeCommunicator> timed;
+  if (opts.clock == "virtual") {
+    virtual_clock.emplace();
+    timed.emplace(*job, *virtual_clock, link);
+    job = &*timed;
+    config.options.virtual_clock = &*virtual_clock;
   }
 #ifdef PARASHIFT_HAVE_CUDA
   CudaRank cuda;
@@ -417,6 +437,9 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
   }
   if (opts.backend != "hw" && opts.clock != "wall")
     throw core::InputError("--clock " + opts.clock + ": only with --backend hw");
+  if (opts.clock != "virtual" && (opts.link_GBps > 0 || opts.link_latency_us >= 0))
+    throw core::InputError(std::string(opts.link_GBps > 0 ? "--link-GBps" : "--link-latency-us") +
+                           ": only with --clock virtual (the modelled link)");
   const int iterations = opts.iterations > 0 ? opts.iterations : scenario.run.iterations;
 #if defined(PARASHIFT_HAVE_CUDA) && defined(PARASHIFT_HAVE_MPI)
   if (opts.backend == "cuda") check_cuda_devices(opts.device);
@@ -433,7 +456,8 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
     throw core::InputError(
         "--profile: only with --backend sim (it predicts the hw executor) or hw "
         "(the policy's cost model of the CPU ranks)");
-  if (opts.backend == "hw" && opts.profile_path.empty() && scenario.policy.enabled("calibrate"))
+  if (opts.backend == "hw" && opts.profile_path.empty() && opts.clock != "virtual" &&
+      scenario.policy.enabled("calibrate"))
     throw core::InputError(
         "policy.calibrate with --backend hw: expected --profile CALIB.json (parashift calibrate "
         "--backend hw --scenario ...); the scenario's device is a GPU preset, not these CPU "

@@ -29,10 +29,12 @@ struct RunOptions {
   std::vector<std::string> repartitions;
   std::vector<std::string> replans;  // "5:plan.pp=1,plan.dp=4"
   std::string inject_kill;
-  std::string clock = "wall";  // hw: how compute is timed (wall, counted)
-  int device = -1;             // cuda: GPU index (-1: not given, each rank its index on its node)
-  std::string math;            // cuda: fp32 or tf32 (empty: not given, fp32)
-  int watchdog_s = 300;        // hw: a communication call stalled this long ends the job; 0: off
+  std::string clock = "wall";   // hw: how compute is timed (wall, counted, virtual)
+  double link_GBps = 0;         // hw --clock virtual: the modelled link (0: not given, 10)
+  double link_latency_us = -1;  // ... its latency a step (-1: not given, 5)
+  int device = -1;              // cuda: GPU index (-1: not given, each rank its index on its node)
+  std::string math;             // cuda: fp32 or tf32 (empty: not given, fp32)
+  int watchdog_s = 300;         // hw: a communication call stalled this long ends the job; 0: off
   // --elastic: this process is the job's supervisor, not a rank (elastic_launch.cpp).
   bool elastic = false;
   int spares = 0;        // spare nodes a failed rank's node is replaced by
