@@ -14,6 +14,8 @@
 // the planner on the true cluster (sim/oracle.hpp).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -121,4 +123,40 @@ TEST_CASE("the executor with a slowed rank and a wrong profile re-plans to the o
   const Run replayed = run(s, std::nullopt, adaptive.directives);
   CHECK(replayed.final_plan.label() == adaptive.final_plan.label());
   CHECK(replayed.losses == adaptive.losses);
+}
+
+TEST_CASE(
+    "calibration on the executor's virtual time: the wrong profile is learnt within 20 "
+    "iterations") {
+  // #16's calibration goal on the executor, deterministic: the truth's GEMMs
+  // 20% slower than the policy's profile and its link at half the rate;
+  // every rank healthy, each plan static (no re-plan, no balance). The
+  // profile's first prediction falls short by more than 10% (its compute
+  // alone is 1/1.2 of the truth's); from iteration 2 on, and at the last,
+  // each prediction is within 5% of the iteration observed.
+  for (const std::vector<std::string>& plan : {std::vector<std::string>{"plan.pp=2", "plan.dp=2"},
+                                               {"plan.tp=2", "plan.dp=2"},
+                                               {"plan.pp=4", "plan.dp=1"}}) {
+    CAPTURE(plan[0]);
+    std::vector<std::string> set{"policy.replan=off", "policy.balance=off", "faults=null",
+                                 "run.iterations=20"};
+    set.insert(set.end(), plan.begin(), plan.end());
+    const core::Scenario s = core::load_scenario(kScenario, set);
+    const core::CostInputs wrong =
+        cost_of(s, kUnitNs * 10 / 12, hw::VirtualLink{kLink.Bps * 2, kLink.latency_ns});
+    test::ThreadedHwBackend backend(s.model, s.training.seq_len, s.plan, hw::ComputeClock::Counted,
+                                    kLink);
+    core::JobRunner runner(backend, s.plan);
+    runner.set_policy(s, s.run.iterations, wrong);
+    while (runner.iterations() < s.run.iterations) REQUIRE(runner.step());
+    const auto summary = runner.controller()->calibration()->summary();
+    REQUIRE(summary.history.size() == 20);
+    const auto& first = summary.history.front();
+    const auto& last = summary.history.back();
+    CHECK(10 * first.predicted_ns < 9 * first.observed_ns);
+    CHECK(summary.settled_at(0.05) >= 0);
+    CHECK(summary.settled_at(0.05) <= 2);
+    CHECK(std::abs(static_cast<double>(last.predicted_ns - last.observed_ns)) <=
+          0.05 * static_cast<double>(last.observed_ns));
+  }
 }
