@@ -15,9 +15,7 @@ CalibrationProfile counted_profile(const core::Scenario& scenario, core::TimeNs 
   unit_plan.sequence_parallel = false;
   ExecutorJob job = executor_job(scenario);
   job.plan = &unit_plan;
-  double flops = 0;
-  for (const GemmOp& g : layer_forward_ops(executor_layer_shape(job)).gemms)
-    flops += 2.0 * g.m * g.n * static_cast<double>(g.k) * g.count;
+  const double flops = gemm_flops(layer_forward_ops(executor_layer_shape(job)));
   CalibrationProfile p;
   p.device = "cpu-counted";
   p.ranks = scenario.plan.gpus();

@@ -20,6 +20,7 @@
 #include "hw/cpu/host_allocator.hpp"
 #include "hw/device/host_kernels.hpp"
 #include "hw/exec/step_counters.hpp"
+#include "hw/model/layer_ops.hpp"
 #include "hw/model/synthetic_data.hpp"
 
 namespace parashift::hw {
@@ -129,10 +130,10 @@ core::TimeNs HwBackend::compute_now_ns() const {
   return options_.compute_clock == ComputeClock::ThreadCpu ? thread_cpu_ns() : now_ns();
 }
 
-core::TimeNs HwBackend::counted_ns(int units) const {
-  return static_cast<core::TimeNs>(
-      std::llround(static_cast<double>(units) * plan_.micro_batch / plan_.tp *
-                   static_cast<double>(options_.counted_unit_ns) * slowdown_));
+core::TimeNs HwBackend::counted_ns(double units) const {
+  return static_cast<core::TimeNs>(std::llround(units * plan_.micro_batch / plan_.tp *
+                                                static_cast<double>(options_.counted_unit_ns) *
+                                                slowdown_));
 }
 
 void HwBackend::set_compute_slowdown(double factor) {
@@ -350,7 +351,7 @@ void HwBackend::run_pipeline(Counters& c) {
   // compute clock without its tp collectives, stretched by the slowdown (the
   // stretch counts as compute: it is what a throttled device would take).
   // `units`: the segment's layer work on the counted clock (ComputeClock).
-  auto compute_segment = [&](int units, auto&& work) {
+  auto compute_segment = [&](double units, auto&& work) {
     SlotGuard slot_held(options_.compute_slots);
     held = &slot_held;
     const core::TimeNs tp_before = tp_compute_clock_ns;
@@ -367,7 +368,7 @@ void HwBackend::run_pipeline(Counters& c) {
       c.compute_ns += compute_now_ns() - t0 - tp_ns;
     }
   };
-  const int recompute_units = plan_.recompute == core::Recompute::None ? 0 : 1;
+  const double recompute = recompute_units(shape_, plan_.recompute);
   auto send = [&](DeviceBuffer& from, int peer, int tag) {
     ScopedTimer timer(c.pp_ns, options_.virtual_clock);
     pp.send(span_of(from), peer, tag);
@@ -438,7 +439,7 @@ void HwBackend::run_pipeline(Counters& c) {
         c.peak_stash_bytes = std::max(c.peak_stash_bytes, live_bytes);
         if (g < virtual_stages - 1) send(activation_, next, forward_tag(g + 1));
       } else if (op.kind == core::PassKind::Backward) {
-        const int per_layer = (split_backward ? 1 : 2) + recompute_units;
+        const double per_layer = (split_backward ? 1 : 2) + recompute;
         compute_segment(per_layer * (offsets[g_at + 1] - offsets[g_at]), [&] {
           // The last virtual stage starts from the loss gradient, the others from what arrived.
           const float* dy = g == virtual_stages - 1 ? loss_grad(mb).data() : gradient_.data();

@@ -42,7 +42,8 @@ class ByteReader;
 /// only their own work; waits in collectives are not compute either way),
 /// or counted: every layer pass the rank runs counts its work units
 /// (forward 1, backward 2: input and weight gradients; ZB-H1's B and W 1
-/// each; recompute's extra forward 1) per sequence of its micro-batch,
+/// each; recompute its GEMMs' share of a forward's: full 1, selective the
+/// scores', hw/model/layer_ops.hpp) per sequence of its micro-batch,
 /// divided among the tensor-parallel ranks (units x micro_batch / tp, as
 /// the layer's FLOPs are), x HwOptions::counted_unit_ns x the compute
 /// slowdown; the optimizer step counts nothing. A counted report is the
@@ -273,7 +274,7 @@ class HwBackend : public core::Backend {
   std::vector<DeviceBuffer> loss_grad_;        // per micro-batch, last stage
   std::map<int, DeviceBuffer> resident_inputs_, resident_targets_;  // by global micro-batch
   core::TimeNs compute_now_ns() const;
-  core::TimeNs counted_ns(int units) const;  // ComputeClock::Counted
+  core::TimeNs counted_ns(double units) const;  // ComputeClock::Counted
   /// Spins until `segment_ns` x (slowdown - 1) more compute-clock time has passed.
   void stretch(core::TimeNs segment_ns) const;
 

@@ -125,6 +125,17 @@ LayerOps layer_recompute_ops(const LayerShape& s, core::Recompute recompute) {
   return ops;
 }
 
+double gemm_flops(const LayerOps& ops) {
+  double flops = 0;
+  for (const GemmOp& g : ops.gemms) flops += g.flops();
+  return flops;
+}
+
+double recompute_units(const LayerShape& shape, core::Recompute recompute) {
+  if (recompute == core::Recompute::None) return 0.0;
+  return gemm_flops(layer_recompute_ops(shape, recompute)) / gemm_flops(layer_forward_ops(shape));
+}
+
 std::vector<GemmOp> distinct_gemms(const LayerShape& shape) {
   std::vector<GemmOp> out;
   for (const auto& ops : {layer_forward_ops(shape), layer_backward_ops(shape)})

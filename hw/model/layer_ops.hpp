@@ -60,6 +60,13 @@ LayerOps layer_backward_weight_ops(const LayerShape& shape);
 /// tensor-parallel all-reduces included, less the stash copy (full).
 LayerOps layer_recompute_ops(const LayerShape& shape, core::Recompute recompute);
 
+/// The FLOPs of every GEMM in `ops`.
+double gemm_flops(const LayerOps& ops);
+
+/// The counted units of recompute (ComputeClock::Counted): its GEMMs' FLOPs
+/// over the forward's, 0 for none, 1 for full, the scores' share for selective.
+double recompute_units(const LayerShape& shape, core::Recompute recompute);
+
 /// The distinct GEMM kernels of a layer's forward and backward (calibration's list).
 std::vector<GemmOp> distinct_gemms(const LayerShape& shape);
 
