@@ -4,11 +4,13 @@
 
 #include "core/controller/batch_policy.hpp"
 #include "core/input_error.hpp"
+#include "hw/comm/virtual_time.hpp"
 #include "hw/snapshot/snapshot_plan.hpp"
 
 namespace parashift::hw {
 
-double scenario_slowdown(const core::Scenario& scenario, int rank) {
+double scenario_slowdown(const core::Scenario& scenario, int rank,
+                         std::optional<core::TimeNs> at_ns) {
   double factor = 1.0;
   if (!scenario.faults) return factor;
   if (scenario.faults->spares > 0)
@@ -22,10 +24,13 @@ double scenario_slowdown(const core::Scenario& scenario, int rank) {
       throw core::InputError(e.where + ": kind " + core::to_string(e.kind) +
                              " is not something the hw executor can do to itself (it runs slow "
                              "and kill events); play it with `parashift simulate` or `faults`");
-    if (e.at_ns != 0 || e.duration_ns)
+    if (!at_ns && (e.at_ns != 0 || e.duration_ns))
       throw core::InputError(e.where +
-                             ": the hw executor runs slow events for the whole run; expected "
+                             ": the hw executor runs slow events for the whole run (on the wall "
+                             "clock; with --clock virtual they may start and end); expected "
                              "no 'at' and no 'duration'");
+    if (at_ns && (*at_ns < e.at_ns || (e.duration_ns && *at_ns >= e.at_ns + *e.duration_ns)))
+      continue;
     const bool on_rank = e.node >= 0 ? rank < scenario.topology.gpu_count() &&
                                            scenario.topology.host_of_gpu(rank) == e.node
                                      : e.gpu == rank;
@@ -42,7 +47,12 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
     for (const core::FaultEvent& e : scenario.faults->events)
       if (e.kind == core::FaultEventKind::Kill && e.rank == world.rank())
         options.kill_before_iteration = e.at_iteration;
-  const double slowdown = scenario_slowdown(scenario, world.rank());
+  // On virtual time a slow event holds from its start for its duration,
+  // read before each iteration at the job's time (every rank's clock is the
+  // same then: the iteration ends in a world all-reduce).
+  std::optional<core::TimeNs> now;
+  if (options.virtual_clock != nullptr) now = options.virtual_clock->now_ns();
+  const double slowdown = scenario_slowdown(scenario, world.rank(), now);
   options.gradient_norms = options.gradient_norms || scenario.policy.enabled("batch");
   HwBackend backend(scenario.model, scenario.training.seq_len, scenario.run.seed, scenario.plan,
                     options, world);
@@ -78,7 +88,11 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
                     {core::RepartitionDirective{r.layers_per_stage}, "scheduled", 0});
   for (const auto& r : config.replans)
     runner.schedule(r.before_iteration, {core::ReplanDirective{r.plan}, "scheduled", 0});
-  while (runner.next_iteration() < config.iterations && runner.step()) {
+  while (runner.next_iteration() < config.iterations) {
+    if (options.virtual_clock != nullptr)
+      backend.set_compute_slowdown(
+          scenario_slowdown(scenario, world.rank(), options.virtual_clock->now_ns()));
+    if (!runner.step()) break;
     IterationRecord record{backend.last_loss(), *runner.last_report()};
     if (on_iteration) on_iteration(record);
     result.iterations.push_back(std::move(record));

@@ -73,7 +73,11 @@ struct TrainingRunResult {
 /// a `duration` is an InputError naming it, as is any event other than slow
 /// and kill (fail, degrade, background, tenant, jitter: the simulator's), and
 /// so is `faults.spares` (the executor's spares are --elastic --spares nodes).
-double scenario_slowdown(const core::Scenario& scenario, int rank);
+/// With `at_ns` (the job's virtual time, --clock virtual) events may have
+/// a start and a duration: the factor is that of the events holding at
+/// `at_ns`.
+double scenario_slowdown(const core::Scenario& scenario, int rank,
+                         std::optional<core::TimeNs> at_ns = std::nullopt);
 
 /// Collective over `world`. `on_iteration` (may be empty) is called on every
 /// rank after each iteration.

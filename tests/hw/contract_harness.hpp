@@ -46,6 +46,9 @@ class ThreadedHwBackend : public core::Backend {
   void apply(const core::Directive& directive) override;
   hw::HwBackend& rank(int r) { return *ranks_[static_cast<std::size_t>(r)]; }
   const hw::HwBackend& rank(int r) const { return *ranks_[static_cast<std::size_t>(r)]; }
+  /// With a virtual link: the job's virtual time (rank 0's clock; every
+  /// rank's is the same between steps).
+  core::TimeNs virtual_now_ns() const { return clocks_.empty() ? 0 : clocks_[0].now_ns(); }
   /// Per step, per rank: compute / (micro-batches x layers) as the step ran.
   const std::vector<std::vector<double>>& per_layer_ns() const { return per_layer_ns_; }
 

@@ -94,7 +94,9 @@ TEST_CASE("one policy scenario on the fake, the simulator and the CPU executor: 
   CHECK(on_hw.last_report()->rank_compute_ns[1] == 4'800'000);
 }
 
-TEST_CASE("the executor runs slow events for the whole run: a start or a duration is bad input") {
+TEST_CASE(
+    "on the wall clock the executor runs slow events for the whole run: a start or a duration is "
+    "bad input") {
   for (const char* event : {"{kind: slow, gpu: 1, factor: 2, at: 10s}",
                             "{kind: slow, gpu: 1, factor: 2, duration: 1min}"}) {
     CAPTURE(event);
@@ -103,10 +105,29 @@ TEST_CASE("the executor runs slow events for the whole run: a start or a duratio
                             {std::string("faults.events=[") + event + "]"});
     CHECK_THROWS_WITH_AS(hw::scenario_slowdown(scenario, 1),
                          doctest::Contains("faults.events[0] (set on the command line): the hw "
-                                           "executor runs slow events for the whole run; "
-                                           "expected no 'at' and no 'duration'"),
+                                           "executor runs slow events for the whole run (on "
+                                           "the wall clock; with --clock virtual they may start "
+                                           "and end); expected no 'at' and no 'duration'"),
                          core::InputError);
   }
+}
+
+TEST_CASE("on virtual time a slow event holds from its start for its duration") {
+  // Rank 1 at 2x from 10 s for 1 min, rank 0 at 3x from 30 s to the end:
+  // at 9.999 s nobody is slow; at 10 s rank 1 is; at 30 s both (and rank 2
+  // never); at 70 s rank 1's minute is over (10 s + 60 s), rank 0 goes on.
+  const core::Scenario scenario =
+      core::load_scenario(PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml",
+                          {"faults.events=[{kind: slow, gpu: 1, factor: 2, at: 10s, duration: "
+                           "1min}, {kind: slow, gpu: 0, factor: 3, at: 30s}]"});
+  const core::TimeNs s = 1'000'000'000;
+  CHECK(hw::scenario_slowdown(scenario, 1, 10 * s - 1) == 1.0);
+  CHECK(hw::scenario_slowdown(scenario, 1, 10 * s) == 2.0);
+  CHECK(hw::scenario_slowdown(scenario, 0, 30 * s) == 3.0);
+  CHECK(hw::scenario_slowdown(scenario, 1, 30 * s) == 2.0);
+  CHECK(hw::scenario_slowdown(scenario, 2, 30 * s) == 1.0);
+  CHECK(hw::scenario_slowdown(scenario, 1, 70 * s) == 1.0);
+  CHECK(hw::scenario_slowdown(scenario, 0, 70 * s) == 3.0);
 }
 
 TEST_CASE("the executor refuses the events it cannot play on itself, naming the event") {

@@ -205,7 +205,9 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
                            "--oversubscribe\")");
   // The scenario as the ranks will read it: its rank count, name and checks.
   const core::Scenario scenario = core::load_scenario(opts.scenario, opts.overrides);
-  hw::scenario_slowdown(scenario, 0);  // the events and spares the ranks would refuse
+  // The events and spares the ranks would refuse (timed slow events on virtual time only).
+  hw::scenario_slowdown(scenario, 0,
+                        opts.clock == "virtual" ? std::optional<core::TimeNs>(0) : std::nullopt);
   const int ranks = scenario.plan.gpus();
   const int per_node = opts.ranks_per_node > 0 ? opts.ranks_per_node : ranks;
   const std::string job = opts.job.empty() ? scenario.name : opts.job;
