@@ -115,10 +115,11 @@ void ThreadedHwBackend::apply(const core::Directive& directive) {
                 [&](int r) { ranks_[static_cast<std::size_t>(r)]->apply(directive); });
 }
 
-HwHarness::HwHarness(const ContractCase& c, hw::ComputeClock clock)
+HwHarness::HwHarness(const ContractCase& c, hw::ComputeClock clock,
+                     std::optional<hw::VirtualLink> link)
     : case_(c),
       plan_(executor_plan(c.plan)),
-      backend_(contract_model(c.layers), kSeqLen, plan_, clock),
+      backend_(contract_model(c.layers), kSeqLen, plan_, clock, link),
       slowdown_(static_cast<std::size_t>(plan_.gpus()), 1.0) {}
 
 void HwHarness::slow_down(int rank, double factor) {

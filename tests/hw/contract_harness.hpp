@@ -65,7 +65,8 @@ class ThreadedHwBackend : public core::Backend {
 class HwHarness {
  public:
   static constexpr bool kMeasured = true;  // real thread CPU time on this machine
-  explicit HwHarness(const ContractCase& c, hw::ComputeClock clock = hw::ComputeClock::ThreadCpu);
+  explicit HwHarness(const ContractCase& c, hw::ComputeClock clock = hw::ComputeClock::ThreadCpu,
+                     std::optional<hw::VirtualLink> link = std::nullopt);
   core::Backend& backend() { return backend_; }
   void slow_down(int rank, double factor);
   core::JobModel job(std::int64_t total_iterations) const;
@@ -88,13 +89,16 @@ class HwHarness {
 
 /// The same executor ranks on the counted clock (hw::ComputeClock::Counted):
 /// each rank's compute is its layer work counted, 3 units of 100 us per
-/// layer and micro-batch (forward 1, backward 2), times its slowdown. The
-/// reports are exact and the same on every machine: the cases' exact
-/// checks hold as on the fake (no jitter at all), so they run in CI.
+/// layer and micro-batch (forward 1, backward 2), times its slowdown, on
+/// virtual time (the default 10 GB/s, 5 us link): iteration and
+/// communication times too. The reports are exact and the same on every
+/// machine: the cases' exact checks hold as on the fake (no jitter at
+/// all), so they run in CI.
 class CountedHwHarness : public HwHarness {
  public:
   static constexpr bool kMeasured = false;
-  explicit CountedHwHarness(const ContractCase& c) : HwHarness(c, hw::ComputeClock::Counted) {}
+  explicit CountedHwHarness(const ContractCase& c)
+      : HwHarness(c, hw::ComputeClock::Counted, hw::VirtualLink{}) {}
 };
 
 }  // namespace parashift::test
