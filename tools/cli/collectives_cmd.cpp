@@ -23,6 +23,7 @@
 #include "sim/network/flow_network.hpp"
 #include "sim/network/ring_coflow.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/number_check.hpp"
 #include "tools/cli/output_file.hpp"
 #include "topologies/topology.hpp"
 
@@ -302,10 +303,10 @@ void add_collectives_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--op", o->op, "all_reduce, all_gather, reduce_scatter, alltoall or sendrecv")
       ->required();
   cmd->add_option("--nodes", o->nodes, "Nodes of the group (with --gpus-per-node)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "GPUs of each node in the group")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--ranks", o->ranks, "Group of the first N GPUs")->check(CLI::PositiveNumber);
+      ->check(positive_number());
+  cmd->add_option("--ranks", o->ranks, "Group of the first N GPUs")->check(positive_number());
   cmd->add_option("-b,--minbytes", o->begin, "Smallest size (8, 64K, 1M, 8G; default 8)");
   cmd->add_option("-e,--maxbytes", o->end, "Largest size (default 8G)");
   cmd->add_option("-f,--stepfactor", o->factor, "Size factor between rows (default 2)");

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/cli/command.hpp"
+#include "tools/cli/number_check.hpp"
 #include "tools/cli/run_options.hpp"
 
 namespace parashift::tools {
@@ -28,7 +29,7 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--iterations", opts->iterations,
                   "Iterations (default: the scenario's run.iterations)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--set", opts->overrides,
                   "Override a scenario field, e.g. --set plan.tp=2 (repeatable)")
       ->type_name("KEY=VALUE")
@@ -47,18 +48,18 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--lr", opts->learning_rate,
                   "hw: learning rate (default 1e-3; Adam above hidden 1024: 1e-3 x 1024/hidden)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--job", opts->job, "hw: job name for snapshot shards (default: scenario name)");
   cmd->add_option("--shm-dir", opts->shm_dir, "hw: where node-local snapshot shards live")
       ->capture_default_str();
   cmd->add_option("--ranks-per-node", opts->ranks_per_node,
                   "hw: ranks sharing a node's shared memory (default: as mpirun or srun placed "
                   "them; 0: all); shards are replicated on the next node")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--snapshot-every", opts->snapshot_every,
                   "hw: snapshot to shared memory before iterations K, 2K, ... (0: never); "
                   "shorthand for --set faults.snapshot.every=K")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_flag("--restore", opts->restore,
                 "hw: start from the newest snapshot every rank can restore (after a crash)");
   cmd->add_flag("--keep-snapshots", opts->keep_snapshots,
@@ -86,11 +87,11 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--link-GBps", opts->link_GBps,
                   "hw --clock virtual: the modelled link's rate, GB/s (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--link-latency-us", opts->link_latency_us,
                   "hw --clock virtual: the modelled link's latency per ring step or message, "
                   "us (default 5)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   cmd->add_option("--device", opts->device,
                   "cuda: GPU index (default: the rank's index on its node)")
       ->check(CLI::Range(0, 1023));
@@ -100,7 +101,7 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--watchdog", opts->watchdog_s,
                   "hw: end the job, naming the rank, group and call, when a communication call "
                   "makes no progress for SECONDS (0: off; the NCCL path has its own)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str()
       ->type_name("SECONDS");
   cmd->add_flag("--elastic", opts->elastic,
@@ -110,10 +111,10 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--spares", opts->spares,
                   "--elastic: spare nodes (a failed rank's node is replaced by one: its shared "
                   "memory is gone, its shards come from replicas)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--max-restarts", opts->max_restarts, "--elastic: relaunches before giving up")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative_number())
       ->capture_default_str();
   cmd->add_option("--launcher", opts->launcher,
                   "--elastic: the MPI launcher to run the ranks with (found on PATH)")
