@@ -204,7 +204,7 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
       {{"faults", kData + "small.yaml", "--days", "0"},
        "--days: expected a number of days > 0 and <= 3650, found '0'"},
       {{"faults", kData + "small.yaml", "--days", "soon"},
-       "--days: expected a number of days, found 'soon'"},
+       "--days: expected a number of days > 0 and <= 3650, found 'soon'"},
       {{"run", kData + "small.yaml", "--backend", "sim", "--math", "tf32"},
        "--math: only with --backend cuda"},
       {{"run", kData + "small.yaml", "--backend", "hw", "--device", "1"},

@@ -12,6 +12,7 @@
 #include "sim/faults/campaign.hpp"
 #include "tools/cli/campaign_svg.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/number_check.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/output_path.hpp"
 #include "tools/cli/progress.hpp"
@@ -75,22 +76,7 @@ void add_faults_command(CLI::App& app, CliContext& ctx) {
       ->type_name("N");
   cmd->add_option("--days", opts->days,
                   "Simulated days per run, > 0 and <= 3650 (default: faults.days, else 30)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            double days = 0;
-            try {
-              std::size_t used = 0;
-              days = std::stod(text, &used);
-              if (used != text.size()) return "expected a number of days, found '" + text + "'";
-            } catch (const std::exception&) {
-              return "expected a number of days, found '" + text + "'";
-            }
-            if (!(days > 0 && days <= 3650)) {
-              return "expected a number of days > 0 and <= 3650, found '" + text + "'";
-            }
-            return {};
-          },
-          "DAYS in (0, 3650]", "days"))
+      ->check(number_check(0, false, 3650, "a number of days"))
       ->type_name("D");
   cmd->add_option("--json", opts->json_path, "Also write the results as JSON to FILE")
       ->type_name("FILE");
