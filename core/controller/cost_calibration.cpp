@@ -78,22 +78,6 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-const char* to_string(CostFactor factor) {
-  switch (factor) {
-    case CostFactor::Gemm:
-      return "gemm";
-    case CostFactor::Attention:
-      return "attention";
-    case CostFactor::Memory:
-      return "memory";
-    case CostFactor::IntraNode:
-      return "intra_node";
-    case CostFactor::InterNode:
-      return "inter_node";
-  }
-  return "?";
-}
-
 CostCalibration::CostCalibration(CostInputs preset, double forgetting, double prior_sd)
     : preset_(std::move(preset)), lambda_(forgetting), prior_var_(prior_sd * prior_sd) {
   PARASHIFT_ASSERT(forgetting > 0 && forgetting <= 1, "forgetting ", forgetting);
@@ -496,30 +480,6 @@ void CostCalibration::learn(const StepReport& report, const JobModel& job) {
   update_rank_speed(profiles_.plan_label);
   PARASHIFT_ASSERT(theta_.allFinite() && p_.allFinite(), "calibration diverged at iteration ",
                    report.iteration);
-}
-
-CalibrationSummary CostCalibration::summary() const {
-  CalibrationSummary out;
-  for (int k = 0; k < kCostFactors; ++k) {
-    out.factor[static_cast<std::size_t>(k)] = theta_(k);
-    out.stddev[static_cast<std::size_t>(k)] = stddev(static_cast<CostFactor>(k));
-  }
-  out.history = history_;
-  return out;
-}
-
-std::int64_t CalibrationSummary::settled_at(double share) const {
-  std::int64_t since = -1;
-  for (const CalibrationSample& s : history) {
-    const double error = std::abs(static_cast<double>(s.predicted_ns - s.observed_ns)) /
-                         std::max<double>(1.0, static_cast<double>(s.observed_ns));
-    if (error > share) {
-      since = -1;
-    } else if (since < 0) {
-      since = s.iteration;
-    }
-  }
-  return since;
 }
 
 }  // namespace parashift::core

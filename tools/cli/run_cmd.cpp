@@ -228,9 +228,10 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   config.options.shm_root = opts.shm_dir;
   config.options.compute_clock =
       opts.clock == "wall" ? hw::ComputeClock::Wall : hw::ComputeClock::Counted;
-  const hw::VirtualLink link{(opts.link_GBps > 0 ? opts.link_GBps : 10.0) * 1e9,
-                             static_cast<core::TimeNs>(std::llround(
-                                 (opts.link_latency_us >= 0 ? opts.link_latency_us : 5.0) * 1e3))};
+  hw::VirtualLink link;  // its defaults unless given
+  if (opts.link_GBps > 0) link.Bps = opts.link_GBps * 1e9;
+  if (opts.link_latency_us >= 0)
+    link.latency_ns = static_cast<core::TimeNs>(std::llround(opts.link_latency_us * 1e3));
   // On virtual time the executor's profile is known, not measured: the
   // counted unit and the link (hw/calib/counted_profile.hpp), unless given.
   if (opts.clock == "virtual" && opts.profile_path.empty())
