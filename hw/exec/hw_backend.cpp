@@ -84,7 +84,7 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
       seed_(seed),
       options_(std::move(options)),
       world_(world),
-      store_(options_.shm_root, options_.job, world.rank() / ranks_per_node(), plan.label()) {
+      store_(options_.shm_root, options_.job, host(), plan.label()) {
   keep_freed_host_memory();  // iterations reuse their buffers instead of faulting them in
   if (options_.virtual_clock != nullptr && options_.compute_clock != ComputeClock::Counted)
     throw std::invalid_argument("hw backend: a virtual clock needs the counted compute clock");

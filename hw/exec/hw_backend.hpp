@@ -12,6 +12,7 @@
 // the shards a node lost.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -69,6 +70,10 @@ struct HwOptions {
   /// Ranks that share a node (and its /dev/shm); 0 = all on one node. Each
   /// rank's shard is replicated on the node ranks_per_node ranks further on.
   int ranks_per_node = 0;
+  /// The host whose shared memory holds this rank's shards; -1: its node,
+  /// rank / ranks_per_node. A rank moved onto a spare on another host
+  /// (tests/hw/contract_harness.hpp) names that host.
+  int host = -1;
   int keep_snapshots = 2;  // versions kept per rank
   /// Where the layers run; not owned. None: the backend's own HostKernels.
   /// The job's communicator must carry this memory (HostKernels: host
@@ -104,6 +109,10 @@ struct RestoreStats {
   long long version = -1;
   int shards_fetched = 0;  // over the job: shards that came from a replica on another node
   double bytes_fetched = 0;
+  /// Restored from another plan's shards (a shrink's restore): the layers
+  /// were put together whole and re-cut; bytes_fetched counts the pieces
+  /// sent between ranks, shards_fetched the replicas read.
+  bool resharded = false;
   /// Shard files present by name that the store refused (another job,
   /// rank, version, kind or plan; truncated; hash mismatch), any version,
   /// own or replica, as "<path>: <reason>": every rank's on rank 0, this
@@ -178,7 +187,11 @@ class HwBackend : public core::Backend {
     DeviceBuffer* v;
   };
 
-  struct WholeLayer;
+  /// The carried sets of one layer (carried_sets' order: weights, then
+  /// Adam's m and v), each tensor whole (tp 1) and row-major.
+  struct WholeLayer {
+    std::vector<std::array<std::vector<float>, 4>> sets;
+  };
 
   /// The plan-dependent state for plan_ (shape, groups, sync, buffers, the
   /// even layer and micro-batch splits); the layers are the caller's.
@@ -188,6 +201,28 @@ class HwBackend : public core::Backend {
   /// Collective: every layer's weights and moments, whole (tp 1, unsharded),
   /// from the ranks that hold them under plan_.
   std::map<int, WholeLayer> gather_whole_layers();
+  // The pieces whole layers are put together from (hw_backend_replan.cpp):
+  // (layer, set, tensor, tp rank, tp, first element, values), a tensor's tp
+  // shard or a moment's dp shard of it.
+  /// This rank's pieces of its live layers under plan_ (replica 0's weights;
+  /// its moment shards under the distributed optimizer).
+  std::vector<std::byte> live_pieces() const;
+  /// Collective: every rank's `mine` to every rank, in rank order.
+  std::vector<std::vector<std::byte>> exchange_pieces(std::vector<std::byte> mine);
+  /// Whole layers from `pieces`; HwError naming the first layer a piece of
+  /// which is missing ("<what>: layer L ... is on no rank").
+  std::map<int, WholeLayer> assemble_whole(const std::vector<std::vector<std::byte>>& pieces,
+                                           const std::string& what) const;
+  /// This rank's shards of plan_'s layers, cut out of `whole` (layers_
+  /// replaced; the even splits of setup()).
+  void install_whole(const std::map<int, WholeLayer>& whole);
+  /// Collective: restores `version` written under another plan (a shrink's
+  /// restore, hw_backend_reshard.cpp): every rank's pieces of the shards on
+  /// its host, own and replicas, whole layers from them, this plan's shards
+  /// cut out. False when no rank holds a shard of `version` under another
+  /// plan.
+  bool restore_resharded(long long version);
+  int host() const;
   /// What a layer slot carries to another rank or into a snapshot: its
   /// weights, and Adam's moments.
   std::vector<DeviceLayerTensors*> carried_sets(LayerSlot& slot) const;

@@ -188,13 +188,14 @@ void HwBackend::read_slot(ByteReader& in, int layer, LayerSlot& slot) {
 }
 
 // Payload: iteration, tp, pp, dp, virtual stages, optimizer, its sharding,
-// layers per virtual stage, micro-batches
+// rank order, layers per virtual stage, micro-batches
 // per replica, then this rank's layers (index, weights, optimizer state).
 std::vector<std::byte> HwBackend::serialize() const {
   ByteWriter out;
   out.i64(iteration_);
   out.ints({plan_.tp, plan_.pp, plan_.dp, plan_.virtual_stages,
-            static_cast<int>(options_.optimizer.kind), static_cast<int>(plan_.optimizer_sharding)});
+            static_cast<int>(options_.optimizer.kind), static_cast<int>(plan_.optimizer_sharding),
+            static_cast<int>(plan_.order)});
   out.ints(layers_per_stage_);
   out.ints(micro_batches_);
   out.i64(static_cast<std::int64_t>(layers_.size()));
@@ -213,7 +214,8 @@ void HwBackend::deserialize(std::span<const std::byte> payload) {
                                   plan_.dp,
                                   plan_.virtual_stages,
                                   static_cast<int>(options_.optimizer.kind),
-                                  static_cast<int>(plan_.optimizer_sharding)};
+                                  static_cast<int>(plan_.optimizer_sharding),
+                                  static_cast<int>(plan_.order)};
   if (in.ints() != expected)
     throw HwError("snapshot shard was written under another plan or optimizer than " +
                   plan_.label() + " " + to_string(options_.optimizer.kind));
@@ -325,6 +327,8 @@ void HwBackend::restore(long long version) {
   RestoreStats stats;
   stats.version = version;
   for (int r = 0; r < world_.size(); ++r) {
+    // (Every rank reads the same table: all take this turn or none.)
+    if (!has(available[static_cast<std::size_t>(r)]) && restore_resharded(version)) return;
     if (!has(available[static_cast<std::size_t>(r)]))
       throw HwError("snapshot version " + std::to_string(version) + " cannot be restored: rank " +
                     std::to_string(r) + "'s shard is on no node");

@@ -13,6 +13,7 @@
 // suits the executor's synthetic models, not a 70B one (a real one would
 // send each shard only to its new owners). A compressed or hierarchical
 // sync starts its error-feedback state over.
+#include <algorithm>
 #include <array>
 #include <csignal>
 #include <map>
@@ -100,17 +101,10 @@ std::size_t HwBackend::carried_first(std::size_t set, std::size_t local_size) co
                                         : 0;
 }
 
-// The carried sets of one layer (carried_sets' order: weights, then Adam's
-// m and v), each tensor whole and row-major.
-struct HwBackend::WholeLayer {
-  std::vector<std::array<std::vector<float>, 4>> sets;
-};
-
-std::map<int, HwBackend::WholeLayer> HwBackend::gather_whole_layers() {
+std::vector<std::byte> HwBackend::live_pieces() const {
   // This rank's pieces: its tp shard of each weight tensor (replica 0's:
   // every replica holds the same), and of each moment (its dp shard of it
-  // under the distributed optimizer, replica 0's otherwise), as
-  // (layer, set, tensor, tp rank, first element of the tp shard, values).
+  // under the distributed optimizer, replica 0's otherwise).
   const bool sharded = sharded_optimizer();
   const int dp_rank = groups_.coord.dp, tp_rank = groups_.coord.tp;
   const auto local_sizes = layer_tensor_sizes(shape_);
@@ -126,33 +120,46 @@ std::map<int, HwBackend::WholeLayer> HwBackend::gather_whole_layers() {
         const std::size_t first = carried_first(set, local_sizes[t]);
         host.resize(tensors[t]->size());
         kernels_->download(tensors[t]->data(), host);
-        out.ints({index, static_cast<int>(set), static_cast<int>(t), tp_rank});
+        out.ints({index, static_cast<int>(set), static_cast<int>(t), tp_rank, plan_.tp});
         out.i64(static_cast<std::int64_t>(first));
         out.floats(host);
       }
     }
   }
-  // Every rank's pieces to every rank: round k sends to rank + k and takes
-  // from rank - k (a permutation, so rendezvous transports pair up too).
+  return out.bytes();
+}
+
+std::vector<std::vector<std::byte>> HwBackend::exchange_pieces(std::vector<std::byte> mine) {
+  // Round k sends to rank + k and takes from rank - k (a permutation, so
+  // rendezvous transports pair up too).
   const int n = world_.size(), me = world_.rank();
   std::vector<std::vector<std::byte>> pieces(static_cast<std::size_t>(n));
-  pieces[static_cast<std::size_t>(me)] = out.bytes();
+  pieces[static_cast<std::size_t>(me)] = std::move(mine);
   for (int k = 1; k < n; ++k) {
     world_.send_bytes(pieces[static_cast<std::size_t>(me)], (me + k) % n, kReplanTag);
     const int from = (me - k + n) % n;
     pieces[static_cast<std::size_t>(from)] = world_.recv_bytes(from, kReplanTag);
     world_.flush_sends();
   }
+  return pieces;
+}
+
+std::map<int, HwBackend::WholeLayer> HwBackend::assemble_whole(
+    const std::vector<std::vector<std::byte>>& pieces, const std::string& what) const {
   LayerShape whole_shape = shape_;
   whole_shape.tp = 1;
   const auto whole_sizes = layer_tensor_sizes(whole_shape);
-  const std::size_t set_count = carried_sets(layers_.begin()->second).size();
+  const std::size_t set_count = options_.optimizer.kind == OptimizerKind::Adam ? 3 : 1;
   std::map<int, WholeLayer> whole;
+  std::map<int, std::vector<std::array<std::vector<bool>, 4>>> filled;
   for (int l = 0; l < model_.layers; ++l) {
-    WholeLayer& layer = whole[l];
-    layer.sets.resize(set_count);
-    for (auto& set : layer.sets)
-      for (std::size_t t = 0; t < set.size(); ++t) set[t].assign(whole_sizes[t], 0.0f);
+    whole[l].sets.resize(set_count);
+    filled[l].resize(set_count);
+    for (std::size_t set = 0; set < set_count; ++set)
+      for (std::size_t t = 0; t < 4; ++t) {
+        whole[l].sets[set][t].assign(whole_sizes[t], 0.0f);
+        filled[l][set][t].assign(whole_sizes[t], false);
+      }
   }
   for (const auto& bytes : pieces) {
     ByteReader in(bytes);
@@ -160,16 +167,62 @@ std::map<int, HwBackend::WholeLayer> HwBackend::gather_whole_layers() {
       const std::vector<int> key = in.ints();
       const auto first = static_cast<std::size_t>(in.i64());
       const std::vector<float> values = in.float_vector();
-      if (key.size() != 4 || whole.count(key[0]) == 0 ||
-          static_cast<std::size_t>(key[1]) >= set_count || key[2] < 0 || key[2] > 3)
-        throw HwError("re-plan: a malformed piece of layer state");
-      auto& into =
-          whole[key[0]].sets[static_cast<std::size_t>(key[1])][static_cast<std::size_t>(key[2])];
-      for (std::size_t i = 0; i < values.size(); ++i)
-        into.at(tp_whole_index(shape_, key[2], key[3], first + i)) = values[i];
+      if (key.size() != 5 || whole.count(key[0]) == 0 || key[1] < 0 ||
+          static_cast<std::size_t>(key[1]) >= set_count || key[2] < 0 || key[2] > 3 || key[4] < 1 ||
+          key[3] < 0 || key[3] >= key[4])
+        throw HwError(what + ": a malformed piece of layer state");
+      LayerShape piece_shape = shape_;
+      piece_shape.tp = key[4];
+      const auto set = static_cast<std::size_t>(key[1]), t = static_cast<std::size_t>(key[2]);
+      auto& into = whole[key[0]].sets[set][t];
+      auto& mask = filled[key[0]][set][t];
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::size_t at = tp_whole_index(piece_shape, key[2], key[3], first + i);
+        into.at(at) = values[i];
+        mask[at] = true;
+      }
     }
   }
+  static constexpr std::array<const char*, 3> kSetNames{"weights", "Adam m", "Adam v"};
+  for (const auto& [l, sets] : filled)
+    for (std::size_t set = 0; set < sets.size(); ++set)
+      for (const auto& mask : sets[set])
+        if (std::find(mask.begin(), mask.end(), false) != mask.end())
+          throw HwError(what + ": part of layer " + std::to_string(l) + "'s " + kSetNames[set] +
+                        " is on no rank");
   return whole;
+}
+
+std::map<int, HwBackend::WholeLayer> HwBackend::gather_whole_layers() {
+  return assemble_whole(exchange_pieces(live_pieces()), "re-plan");
+}
+
+void HwBackend::install_whole(const std::map<int, WholeLayer>& whole) {
+  // This rank's shards of its stage's layers, cut out of the whole ones.
+  layers_.clear();
+  const auto local_sizes = layer_tensor_sizes(shape_);
+  const std::vector<int> offsets = core::offsets_of(layers_per_stage_);
+  std::vector<float> host;
+  for (int chunk = 0; chunk < plan_.virtual_stages; ++chunk) {
+    const auto g = static_cast<std::size_t>(core::virtual_stage(plan_.pp, groups_.coord.pp, chunk));
+    for (int l = offsets[g]; l < offsets[g + 1]; ++l) {
+      LayerSlot slot = blank_slot();
+      const auto sets = carried_sets(slot);
+      for (std::size_t set = 0; set < sets.size(); ++set) {
+        const auto tensors = sets[set]->all();
+        for (std::size_t t = 0; t < tensors.size(); ++t) {
+          const std::size_t first = carried_first(set, local_sizes[t]);
+          const auto& from = whole.at(l).sets[set][t];
+          host.resize(tensors[t]->size());
+          for (std::size_t i = 0; i < host.size(); ++i)
+            host[i] =
+                from[tp_whole_index(shape_, static_cast<int>(t), groups_.coord.tp, first + i)];
+          kernels_->upload(host, tensors[t]->data());
+        }
+      }
+      layers_.emplace(l, std::move(slot));
+    }
+  }
 }
 
 void HwBackend::replan(const core::ParallelPlan& plan) {
@@ -202,33 +255,9 @@ void HwBackend::replan(const core::ParallelPlan& plan) {
   dp_bucket_ = DeviceBuffer();
   plan_ = plan;
   setup();
-  // This rank's shards of its new stage's layers, cut out of the whole ones.
-  const auto local_sizes = layer_tensor_sizes(shape_);
-  const std::vector<int> offsets = core::offsets_of(layers_per_stage_);
-  std::vector<float> host;
-  for (int chunk = 0; chunk < plan_.virtual_stages; ++chunk) {
-    const auto g = static_cast<std::size_t>(core::virtual_stage(plan_.pp, groups_.coord.pp, chunk));
-    for (int l = offsets[g]; l < offsets[g + 1]; ++l) {
-      LayerSlot slot = blank_slot();
-      const auto sets = carried_sets(slot);
-      for (std::size_t set = 0; set < sets.size(); ++set) {
-        const auto tensors = sets[set]->all();
-        for (std::size_t t = 0; t < tensors.size(); ++t) {
-          const std::size_t first = carried_first(set, local_sizes[t]);
-          const auto& from = whole.at(l).sets[set][t];
-          host.resize(tensors[t]->size());
-          for (std::size_t i = 0; i < host.size(); ++i)
-            host[i] =
-                from[tp_whole_index(shape_, static_cast<int>(t), groups_.coord.tp, first + i)];
-          kernels_->upload(host, tensors[t]->data());
-        }
-      }
-      layers_.emplace(l, std::move(slot));
-    }
-  }
+  install_whole(whole);
   // Snapshots are written under the new plan's name from now on.
-  store_ =
-      ShardStore(options_.shm_root, options_.job, world_.rank() / ranks_per_node(), plan_.label());
+  store_ = ShardStore(options_.shm_root, options_.job, host(), plan_.label());
   warm_ = false;
   kernels_->synchronize();
   world_.barrier();

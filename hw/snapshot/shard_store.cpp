@@ -254,6 +254,7 @@ ShardRead ShardStore::inspect(int rank, long long version, ShardKind kind) const
     return result;
   }
   const long long want_kind = kind == ShardKind::Own ? 0 : 1;
+  result.plan = plan;
   if (job != job_) {
     result.refused = "written by job '" + job + "', not '" + job_ + "'";
   } else if (shard_rank != rank) {
@@ -297,6 +298,23 @@ std::vector<long long> ShardStore::versions(int rank, ShardKind kind) const {
     out.push_back(std::stoll(std::string(digits)));
   }
   std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+std::vector<int> ShardStore::ranks_of(long long version, ShardKind kind) const {
+  const std::string tail = "-v" + std::to_string(version) + suffix(kind);
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= 1 + tail.size() || name[0] != 'r' || !name.ends_with(tail)) continue;
+    const std::string_view digits = std::string_view(name).substr(1, name.size() - 1 - tail.size());
+    if (digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    out.push_back(std::stoi(std::string(digits)));
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

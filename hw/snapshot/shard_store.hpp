@@ -24,6 +24,7 @@ enum class ShardKind { Own, Replica };
 struct ShardRead {
   std::optional<std::vector<std::byte>> payload;
   std::string refused;  // empty when payload is set, e.g. "written by job 'b', not 'a'"
+  std::string plan;     // the plan the header names, once the header is read and hashed
 };
 
 class ShardStore {
@@ -47,6 +48,8 @@ class ShardStore {
   /// `refused`, when given, as "<path>: <reason>".
   std::vector<long long> trusted_versions(int rank, ShardKind kind,
                                           std::vector<std::string>* refused = nullptr) const;
+  /// The ranks with a file of this version and kind (names only), ascending.
+  std::vector<int> ranks_of(long long version, ShardKind kind) const;
   /// Deletes all but the newest `keep` versions of this rank and kind.
   void prune(int rank, ShardKind kind, int keep) const;
 

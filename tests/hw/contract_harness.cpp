@@ -1,15 +1,20 @@
 #include "contract_harness.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <thread>
+#include <utility>
+#include <variant>
 
 #include <pthread.h>
 #include <sched.h>
 
 #include "core/rank_layout.hpp"
 #include "hw/comm/thread_communicator.hpp"
+#include "hw/snapshot/shard_store.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace parashift::test {
@@ -67,30 +72,79 @@ void on_every_rank(int ranks, int cpu, const std::function<void(int)>& work) {
 
 ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
                                      const core::ParallelPlan& plan, hw::ComputeClock clock,
-                                     std::optional<hw::VirtualLink> link)
-    : cpu_(sched_getcpu()),
-      slots_(std::make_unique<hw::ComputeSlots>(1)),
-      comms_(hw::make_thread_group(plan.gpus())),
-      clocks_(link ? comms_.size() : 0),
-      ranks_(comms_.size()) {
-  for (std::size_t r = 0; r < clocks_.size(); ++r)
-    timed_comms_.push_back(
-        std::make_unique<hw::VirtualTimeCommunicator>(*comms_[r], clocks_[r], *link));
-  hw::HwOptions options;
-  options.compute_clock = clock;
-  options.compute_slots = slots_.get();
-  options.optimizer.kind = hw::OptimizerKind::Sgd;
-  options.shm_root = test::process_temp_dir().path();  // never /dev/shm's shared names
+                                     std::optional<hw::VirtualLink> link, int spare_gpus)
+    : model_(model),
+      seq_len_(seq_len),
+      link_(link),
+      dead_(static_cast<std::size_t>(plan.gpus() + spare_gpus), false),
+      cpu_(sched_getcpu()),
+      slots_(std::make_unique<hw::ComputeSlots>(1)) {
+  options_.compute_clock = clock;
+  options_.compute_slots = slots_.get();
+  options_.optimizer.kind = hw::OptimizerKind::Sgd;
+  options_.shm_root = test::process_temp_dir().path();  // never /dev/shm's shared names
+  options_.job = "contract-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
+  options_.ranks_per_node = 1;  // every GPU a host of its own
+  for (int r = 0; r < plan.gpus(); ++r) gpu_of_rank_.push_back(r);
+  launch(plan);
+}
+
+ThreadedHwBackend::~ThreadedHwBackend() {
+  std::error_code ec;
+  std::filesystem::remove_all(hw::ShardStore::job_dir(options_.shm_root, options_.job), ec);
+}
+
+void ThreadedHwBackend::launch(const core::ParallelPlan& plan) {
+  ranks_.clear();  // the old ranks go before their group
+  timed_comms_.clear();
+  comms_ = hw::make_thread_group(plan.gpus());
+  if (link_) {
+    core::TimeNs now = 0;
+    for (const auto& c : clocks_) now = std::max(now, c->now_ns());
+    clocks_.clear();
+    for (std::size_t r = 0; r < comms_.size(); ++r) {
+      clocks_.push_back(std::make_unique<hw::VirtualClock>());
+      clocks_.back()->reach(now);
+      timed_comms_.push_back(
+          std::make_unique<hw::VirtualTimeCommunicator>(*comms_[r], *clocks_[r], *link_));
+    }
+  }
+  ranks_.resize(comms_.size());
   on_every_rank(plan.gpus(), cpu_, [&](int r) {
     const auto at = static_cast<std::size_t>(r);
-    hw::HwOptions mine = options;
-    if (link) mine.virtual_clock = &clocks_[at];
-    ranks_[at] = std::make_unique<hw::HwBackend>(model, seq_len, 1, plan, mine,
-                                                 link ? *timed_comms_[at] : *comms_[at]);
+    hw::HwOptions mine = options_;
+    mine.host = gpu_of_rank_.at(at);
+    if (link_) mine.virtual_clock = clocks_[at].get();
+    ranks_[at] = std::make_unique<hw::HwBackend>(model_, seq_len_, 1, plan, mine,
+                                                 link_ ? *timed_comms_[at] : *comms_[at]);
   });
 }
 
+core::Capabilities ThreadedHwBackend::capabilities() const {
+  core::Capabilities caps = ranks_[0]->capabilities();
+  caps.gpu_of_rank = gpu_of_rank_;
+  for (int g = 0; g < static_cast<int>(dead_.size()); ++g) {
+    const bool busy = std::find(gpu_of_rank_.begin(), gpu_of_rank_.end(), g) != gpu_of_rank_.end();
+    if (!busy && !dead_[static_cast<std::size_t>(g)]) caps.spare_gpus.push_back(g);
+    caps.place_of_gpu.push_back({g, 0});
+  }
+  return caps;
+}
+
 core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
+  if (!failing_.empty()) {
+    core::StepReport failed;
+    failed.iteration = ranks_[0]->iterations_done();
+    for (int g : std::exchange(failing_, {})) {
+      dead_.at(static_cast<std::size_t>(g)) = true;
+      std::error_code ec;  // the host's shared memory goes with it
+      std::filesystem::remove_all(
+          hw::ShardStore::job_dir(options_.shm_root, options_.job) / ("node" + std::to_string(g)),
+          ec);
+      failed.failures.push_back({"fail", "gpu " + std::to_string(g), 0, failed.iteration});
+    }
+    return failed;
+  }
   std::vector<core::StepReport> reports(ranks_.size());
   on_every_rank(static_cast<int>(ranks_.size()), cpu_, [&](int r) {
     reports[static_cast<std::size_t>(r)] = ranks_[static_cast<std::size_t>(r)]->step(plan);
@@ -111,6 +165,28 @@ core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
 }
 
 void ThreadedHwBackend::apply(const core::Directive& directive) {
+  if (const auto* d = std::get_if<core::RemapDirective>(&directive.action)) {
+    const auto spare = capabilities().spare_gpus;
+    if (std::find(spare.begin(), spare.end(), d->spare_gpu) == spare.end())
+      throw std::invalid_argument("hw harness: gpu " + std::to_string(d->spare_gpu) +
+                                  " is no spare");
+    gpu_of_rank_.at(static_cast<std::size_t>(d->rank)) = d->spare_gpu;
+    const core::ParallelPlan plan = ranks_[0]->plan();  // a copy: launch() ends the ranks
+    launch(plan);
+    return;
+  }
+  const auto* p = std::get_if<core::ReplanDirective>(&directive.action);
+  if (p != nullptr && p->plan.gpus() != static_cast<int>(ranks_.size())) {
+    gpu_of_rank_.clear();
+    for (int g = 0; g < static_cast<int>(dead_.size()); ++g)
+      if (!dead_[static_cast<std::size_t>(g)]) gpu_of_rank_.push_back(g);
+    if (static_cast<int>(gpu_of_rank_.size()) < p->plan.gpus())
+      throw std::invalid_argument("hw harness: too few GPUs left for " + p->plan.label());
+    gpu_of_rank_.resize(static_cast<std::size_t>(p->plan.gpus()));
+    const core::ParallelPlan plan = p->plan;
+    launch(plan);
+    return;
+  }
   on_every_rank(static_cast<int>(ranks_.size()), cpu_,
                 [&](int r) { ranks_[static_cast<std::size_t>(r)]->apply(directive); });
 }
@@ -119,7 +195,7 @@ HwHarness::HwHarness(const ContractCase& c, hw::ComputeClock clock,
                      std::optional<hw::VirtualLink> link)
     : case_(c),
       plan_(executor_plan(c.plan)),
-      backend_(contract_model(c.layers), kSeqLen, plan_, clock, link),
+      backend_(contract_model(c.layers), kSeqLen, plan_, clock, link, c.spare_gpus),
       slowdown_(static_cast<std::size_t>(plan_.gpus()), 1.0) {}
 
 void HwHarness::slow_down(int rank, double factor) {

@@ -38,25 +38,52 @@ class ThreadedHwBackend : public core::Backend {
   /// machine). With `link` (Counted only) every rank runs on a virtual
   /// clock, its messages priced on `link` (hw/comm/virtual_time.hpp): its
   /// whole report is then the same on every machine.
+  /// Rank r starts on GPU r, each GPU a host of its own (its shared memory
+  /// holds the rank's snapshot shards and the replica of rank r - 1's);
+  /// `spare_gpus` more are free.
   ThreadedHwBackend(const core::ModelSpec& model, int seq_len, const core::ParallelPlan& plan,
                     hw::ComputeClock clock = hw::ComputeClock::ThreadCpu,
-                    std::optional<hw::VirtualLink> link = std::nullopt);
-  core::Capabilities capabilities() const override { return ranks_[0]->capabilities(); }
+                    std::optional<hw::VirtualLink> link = std::nullopt, int spare_gpus = 0);
+  ~ThreadedHwBackend() override;
+  core::Capabilities capabilities() const override;
+  /// Reports the GPUs failed since the last step as failures (and runs no
+  /// iteration), or runs one on every rank.
   core::StepReport step(const core::ParallelPlan& plan) override;
+  /// Remap and a re-plan onto fewer GPUs restart the job's ranks, as an
+  /// elastic agent does: new rank threads over a new group, the moved rank
+  /// on its spare's host, the ranks of a shrunk plan on the live GPUs in
+  /// order; each rank's state is then what the restore that follows brings
+  /// (from its host's shards, a lost one from its replica, another plan's
+  /// resharded). Anything else goes to every rank's HwBackend.
   void apply(const core::Directive& directive) override;
+  /// GPU `gpu` fails: its host's shared memory is gone, and the next step
+  /// reports it ("fail gpu G").
+  void fail_gpu(int gpu) { failing_.push_back(gpu); }
+  int gpu_of_rank(int rank) const { return gpu_of_rank_.at(static_cast<std::size_t>(rank)); }
   hw::HwBackend& rank(int r) { return *ranks_[static_cast<std::size_t>(r)]; }
   const hw::HwBackend& rank(int r) const { return *ranks_[static_cast<std::size_t>(r)]; }
   /// With a virtual link: the job's virtual time (rank 0's clock; every
   /// rank's is the same between steps).
-  core::TimeNs virtual_now_ns() const { return clocks_.empty() ? 0 : clocks_[0].now_ns(); }
+  core::TimeNs virtual_now_ns() const { return clocks_.empty() ? 0 : clocks_[0]->now_ns(); }
   /// Per step, per rank: compute / (micro-batches x layers) as the step ran.
   const std::vector<std::vector<double>>& per_layer_ns() const { return per_layer_ns_; }
 
  private:
+  /// New ranks for `plan` on gpu_of_rank_, over a new group (the virtual
+  /// clocks keep the job's time).
+  void launch(const core::ParallelPlan& plan);
+
+  core::ModelSpec model_;
+  int seq_len_;
+  hw::HwOptions options_;
+  std::optional<hw::VirtualLink> link_;
+  std::vector<int> gpu_of_rank_;
+  std::vector<bool> dead_;  // by GPU: the plan's and the spares
+  std::vector<int> failing_;
   int cpu_;                                  // every rank's thread runs on this core
   std::unique_ptr<hw::ComputeSlots> slots_;  // one: a rank computes alone
   std::vector<std::unique_ptr<hw::Communicator>> comms_;
-  std::vector<hw::VirtualClock> clocks_;                        // with a virtual link
+  std::vector<std::unique_ptr<hw::VirtualClock>> clocks_;       // with a virtual link
   std::vector<std::unique_ptr<hw::Communicator>> timed_comms_;  // around comms_, on clocks_
   std::vector<std::unique_ptr<hw::HwBackend>> ranks_;
   std::vector<std::vector<double>> per_layer_ns_;
@@ -79,6 +106,9 @@ class HwHarness {
   static constexpr std::size_t kDecisionWindow = 7;  // iterations 0-6
   std::vector<int> layers_per_virtual_stage() const;
   std::vector<int> micro_batches() const;
+  void fail_gpu(int gpu) { backend_.fail_gpu(gpu); }
+  int gpu_of_rank(int rank) const { return backend_.gpu_of_rank(rank); }
+  hw::HwBackend& rank(int r) { return backend_.rank(r); }
 
  private:
   ContractCase case_;

@@ -109,6 +109,9 @@ TEST_CASE("a shard of another job, rank, version, kind or plan is refused") {
   CHECK(mine.inspect(0, 6, hw::ShardKind::Own).refused ==
         "written under plan 'tp2-pp1-dp1', not 'tp1-pp2-dp1'");
   CHECK(other_plan.read(0, 6, hw::ShardKind::Own) == bytes_of({1}));
+  // The refusal names the plan the header holds (a resharding restore reads
+  // the shard under it).
+  CHECK(mine.inspect(0, 6, hw::ShardKind::Own).plan == "tp2-pp1-dp1");
   // Rank 1's shard renamed to rank 0's; version 7 renamed to version 8.
   mine.write(1, 7, hw::ShardKind::Own, bytes_of({3}));
   fs::copy_file(own(1, 7), own(0, 7));
@@ -120,6 +123,11 @@ TEST_CASE("a shard of another job, rank, version, kind or plan is refused") {
   fs::copy_file(mine.path_of(1, 9, hw::ShardKind::Replica), own(1, 9));
   CHECK(mine.inspect(1, 9, hw::ShardKind::Own).refused == "is a replica under another kind's name");
   CHECK(mine.read(1, 9, hw::ShardKind::Replica) == bytes_of({4}));
+  // The ranks with a file of a version and kind, by name: 0 and 1 of v7
+  // (rank 1's copied to rank 0's name), rank 1's replica of v9, none of v3.
+  CHECK(mine.ranks_of(7, hw::ShardKind::Own) == std::vector<int>{0, 1});
+  CHECK(mine.ranks_of(9, hw::ShardKind::Replica) == std::vector<int>{1});
+  CHECK(mine.ranks_of(3, hw::ShardKind::Own).empty());
 }
 
 TEST_CASE("a tampered header, extra bytes or a foreign file is refused") {

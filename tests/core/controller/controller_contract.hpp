@@ -325,54 +325,48 @@ TEST_CASE_TEMPLATE_DEFINE(
   test::ContractCase c = test::pipeline_case(2, 2, 8, 8);
   c.spare_gpus = 1;
   H h(c);
-  if constexpr (!requires { h.fail_gpu(0); }) {
-    // The executor moves no rank: `run --elastic` relaunches the job
-    // (tests/hw/elastic_restore.sh).
-    MESSAGE("this backend relaunches instead of remapping: case not run");
-  } else {
-    core::JobRunner runner(h.backend(), c.plan);
-    runner.set_snapshot_every(2, "contract");
-    runner.set_recovery(10);
-    runner.set_shrink(test::keep_shape_shrink);
-    auto run_to = [&](std::int64_t iteration) {
-      while (runner.next_iteration() < iteration) REQUIRE(runner.step());
-    };
-    // Iterations 0-2 (v2 taken before 2); GPU 1 fails during 3: rank 1
-    // moves onto GPU 4, v2 is restored, iteration 2 runs next.
-    run_to(3);
-    h.fail_gpu(1);
+  core::JobRunner runner(h.backend(), c.plan);
+  runner.set_snapshot_every(2, "contract");
+  runner.set_recovery(10);
+  runner.set_shrink(test::keep_shape_shrink);
+  auto run_to = [&](std::int64_t iteration) {
+    while (runner.next_iteration() < iteration) REQUIRE(runner.step());
+  };
+  // Iterations 0-2 (v2 taken before 2); GPU 1 fails during 3: rank 1
+  // moves onto GPU 4, v2 is restored, iteration 2 runs next.
+  run_to(3);
+  h.fail_gpu(1);
+  REQUIRE(runner.step());
+  CHECK(runner.restarts() == 1);
+  CHECK(runner.next_iteration() == 2);
+  CHECK(h.gpu_of_rank(1) == 4);
+  run_to(6);
+  // GPU 4, rank 1's now, fails during iteration 6 (v6 taken before it):
+  // no spare is left, so replica 1 (ranks 1 and 3) is dropped: pp 2 x
+  // dp 1, 4 micro-batches, on the GPUs left in order, 0 and 2; v6 is
+  // restored.
+  h.fail_gpu(4);
+  REQUIRE(runner.step());
+  CHECK(runner.restarts() == 2);
+  CHECK(runner.next_iteration() == 6);
+  CHECK(runner.plan().dp == 1);
+  CHECK(runner.plan().global_batch == 4);
+  std::vector<core::StepReport> after;
+  while (runner.next_iteration() < 10) {
     REQUIRE(runner.step());
-    CHECK(runner.restarts() == 1);
-    CHECK(runner.next_iteration() == 2);
-    CHECK(h.gpu_of_rank(1) == 4);
-    run_to(6);
-    // GPU 4, rank 1's now, fails during iteration 6 (v6 taken before it):
-    // no spare is left, so replica 1 (ranks 1 and 3) is dropped: pp 2 x
-    // dp 1, 4 micro-batches, on the GPUs left in order, 0 and 2; v6 is
-    // restored.
-    h.fail_gpu(4);
-    REQUIRE(runner.step());
-    CHECK(runner.restarts() == 2);
-    CHECK(runner.next_iteration() == 6);
-    CHECK(runner.plan().dp == 1);
-    CHECK(runner.plan().global_batch == 4);
-    std::vector<core::StepReport> after;
-    while (runner.next_iteration() < 10) {
-      REQUIRE(runner.step());
-      after.push_back(*runner.last_report());
-    }
-    CHECK(h.gpu_of_rank(0) == 0);
-    CHECK(h.gpu_of_rank(1) == 2);
-    CHECK(h.micro_batches() == std::vector<int>{4});
-    CHECK(h.layers_per_virtual_stage() == std::vector<int>{4, 4});
-    // The shrunk job's reports have its 2 ranks.
-    CHECK(after.back().rank_compute_ns.size() == 2);
-    std::vector<std::string> kinds;
-    for (const auto& t : runner.directives())
-      if (t.source == core::DirectiveSource::Recovery)
-        kinds.push_back(core::kind_name(t.directive.action));
-    CHECK(kinds == std::vector<std::string>{"remap", "restore", "replan", "restore"});
+    after.push_back(*runner.last_report());
   }
+  CHECK(h.gpu_of_rank(0) == 0);
+  CHECK(h.gpu_of_rank(1) == 2);
+  CHECK(h.micro_batches() == std::vector<int>{4});
+  CHECK(h.layers_per_virtual_stage() == std::vector<int>{4, 4});
+  // The shrunk job's reports have its 2 ranks.
+  CHECK(after.back().rank_compute_ns.size() == 2);
+  std::vector<std::string> kinds;
+  for (const auto& t : runner.directives())
+    if (t.source == core::DirectiveSource::Recovery)
+      kinds.push_back(core::kind_name(t.directive.action));
+  CHECK(kinds == std::vector<std::string>{"remap", "restore", "replan", "restore"});
 }
 
 #define PARASHIFT_CONTROLLER_CONTRACT(...)                           \
