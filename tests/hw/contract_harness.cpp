@@ -76,7 +76,7 @@ ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
     : model_(model),
       seq_len_(seq_len),
       link_(link),
-      dead_(static_cast<std::size_t>(plan.gpus() + spare_gpus), false),
+      placement_(plan.gpus(), spare_gpus),
       cpu_(sched_getcpu()),
       slots_(std::make_unique<hw::ComputeSlots>(1)) {
   options_.compute_clock = clock;
@@ -85,7 +85,6 @@ ThreadedHwBackend::ThreadedHwBackend(const core::ModelSpec& model, int seq_len,
   options_.shm_root = test::process_temp_dir().path();  // never /dev/shm's shared names
   options_.job = "contract-" + std::to_string(reinterpret_cast<std::uintptr_t>(this));
   options_.ranks_per_node = 1;  // every GPU a host of its own
-  for (int r = 0; r < plan.gpus(); ++r) gpu_of_rank_.push_back(r);
   launch(plan);
 }
 
@@ -113,7 +112,7 @@ void ThreadedHwBackend::launch(const core::ParallelPlan& plan) {
   on_every_rank(plan.gpus(), cpu_, [&](int r) {
     const auto at = static_cast<std::size_t>(r);
     hw::HwOptions mine = options_;
-    mine.host = gpu_of_rank_.at(at);
+    mine.host = placement_.gpu_of_rank(r);
     if (link_) mine.virtual_clock = clocks_[at].get();
     ranks_[at] = std::make_unique<hw::HwBackend>(model_, seq_len_, 1, plan, mine,
                                                  link_ ? *timed_comms_[at] : *comms_[at]);
@@ -122,12 +121,7 @@ void ThreadedHwBackend::launch(const core::ParallelPlan& plan) {
 
 core::Capabilities ThreadedHwBackend::capabilities() const {
   core::Capabilities caps = ranks_[0]->capabilities();
-  caps.gpu_of_rank = gpu_of_rank_;
-  for (int g = 0; g < static_cast<int>(dead_.size()); ++g) {
-    const bool busy = std::find(gpu_of_rank_.begin(), gpu_of_rank_.end(), g) != gpu_of_rank_.end();
-    if (!busy && !dead_[static_cast<std::size_t>(g)]) caps.spare_gpus.push_back(g);
-    caps.place_of_gpu.push_back({g, 0});
-  }
+  placement_.describe(caps);
   return caps;
 }
 
@@ -136,7 +130,7 @@ core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
     core::StepReport failed;
     failed.iteration = ranks_[0]->iterations_done();
     for (int g : std::exchange(failing_, {})) {
-      dead_.at(static_cast<std::size_t>(g)) = true;
+      placement_.fail(g);
       std::error_code ec;  // the host's shared memory goes with it
       std::filesystem::remove_all(
           hw::ShardStore::job_dir(options_.shm_root, options_.job) / ("node" + std::to_string(g)),
@@ -166,23 +160,14 @@ core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
 
 void ThreadedHwBackend::apply(const core::Directive& directive) {
   if (const auto* d = std::get_if<core::RemapDirective>(&directive.action)) {
-    const auto spare = capabilities().spare_gpus;
-    if (std::find(spare.begin(), spare.end(), d->spare_gpu) == spare.end())
-      throw std::invalid_argument("hw harness: gpu " + std::to_string(d->spare_gpu) +
-                                  " is no spare");
-    gpu_of_rank_.at(static_cast<std::size_t>(d->rank)) = d->spare_gpu;
+    placement_.remap(d->rank, d->spare_gpu, "hw harness");
     const core::ParallelPlan plan = ranks_[0]->plan();  // a copy: launch() ends the ranks
     launch(plan);
     return;
   }
   const auto* p = std::get_if<core::ReplanDirective>(&directive.action);
   if (p != nullptr && p->plan.gpus() != static_cast<int>(ranks_.size())) {
-    gpu_of_rank_.clear();
-    for (int g = 0; g < static_cast<int>(dead_.size()); ++g)
-      if (!dead_[static_cast<std::size_t>(g)]) gpu_of_rank_.push_back(g);
-    if (static_cast<int>(gpu_of_rank_.size()) < p->plan.gpus())
-      throw std::invalid_argument("hw harness: too few GPUs left for " + p->plan.label());
-    gpu_of_rank_.resize(static_cast<std::size_t>(p->plan.gpus()));
+    placement_.place_afresh(p->plan.gpus(), p->plan.label(), "hw harness");
     const core::ParallelPlan plan = p->plan;
     launch(plan);
     return;

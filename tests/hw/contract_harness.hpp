@@ -26,6 +26,7 @@
 #include "core/backend.hpp"
 #include "core/controller/job_model.hpp"
 #include "fake_backend.hpp"  // ContractCase
+#include "gpu_placement.hpp"
 #include "hw/comm/communicator.hpp"
 #include "hw/comm/virtual_time.hpp"
 #include "hw/exec/hw_backend.hpp"
@@ -59,7 +60,7 @@ class ThreadedHwBackend : public core::Backend {
   /// GPU `gpu` fails: its host's shared memory is gone, and the next step
   /// reports it ("fail gpu G").
   void fail_gpu(int gpu) { failing_.push_back(gpu); }
-  int gpu_of_rank(int rank) const { return gpu_of_rank_.at(static_cast<std::size_t>(rank)); }
+  int gpu_of_rank(int rank) const { return placement_.gpu_of_rank(rank); }
   hw::HwBackend& rank(int r) { return *ranks_[static_cast<std::size_t>(r)]; }
   const hw::HwBackend& rank(int r) const { return *ranks_[static_cast<std::size_t>(r)]; }
   /// With a virtual link: the job's virtual time (rank 0's clock; every
@@ -69,7 +70,7 @@ class ThreadedHwBackend : public core::Backend {
   const std::vector<std::vector<double>>& per_layer_ns() const { return per_layer_ns_; }
 
  private:
-  /// New ranks for `plan` on gpu_of_rank_, over a new group (the virtual
+  /// New ranks for `plan` on placement_, over a new group (the virtual
   /// clocks keep the job's time).
   void launch(const core::ParallelPlan& plan);
 
@@ -77,8 +78,7 @@ class ThreadedHwBackend : public core::Backend {
   int seq_len_;
   hw::HwOptions options_;
   std::optional<hw::VirtualLink> link_;
-  std::vector<int> gpu_of_rank_;
-  std::vector<bool> dead_;  // by GPU: the plan's and the spares
+  GpuPlacement placement_;
   std::vector<int> failing_;
   int cpu_;                                  // every rank's thread runs on this core
   std::unique_ptr<hw::ComputeSlots> slots_;  // one: a rank computes alone

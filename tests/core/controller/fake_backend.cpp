@@ -17,9 +17,7 @@ FakeBackend::FakeBackend(const ContractCase& c)
       micro_(static_cast<std::size_t>(c.plan.dp), c.plan.micro_batches()),
       slowdown_(static_cast<std::size_t>(c.plan.gpus()), 1.0),
       rng_(c.seed),
-      dead_(static_cast<std::size_t>(c.plan.gpus() + c.spare_gpus), false) {
-  for (int r = 0; r < c.plan.gpus(); ++r) gpu_of_rank_.push_back(r);
-}
+      placement_(c.plan.gpus(), c.spare_gpus) {}
 
 double FakeBackend::uniform() {
   // splitmix64: the same stream on every platform.
@@ -36,12 +34,7 @@ core::Capabilities FakeBackend::capabilities() const {
   caps.live_replan = true;
   caps.snapshots_to_host = true;
   caps.ranks = case_.plan.gpus();
-  caps.gpu_of_rank = gpu_of_rank_;
-  for (int g = 0; g < static_cast<int>(dead_.size()); ++g) {
-    const bool busy = std::find(gpu_of_rank_.begin(), gpu_of_rank_.end(), g) != gpu_of_rank_.end();
-    if (!busy && !dead_[static_cast<std::size_t>(g)]) caps.spare_gpus.push_back(g);
-    caps.place_of_gpu.push_back({g, 0});
-  }
+  placement_.describe(caps);
   return caps;
 }
 
@@ -50,7 +43,7 @@ core::StepReport FakeBackend::step(const core::ParallelPlan& plan) {
     core::StepReport failed;
     failed.iteration = iteration_;
     for (int g : std::exchange(failing_, {})) {
-      dead_[static_cast<std::size_t>(g)] = true;
+      placement_.fail(g);
       failed.failures.push_back({"fail", "gpu " + std::to_string(g), 0, iteration_});
     }
     return failed;
@@ -106,12 +99,7 @@ void FakeBackend::apply(const core::Directive& directive) {
   }
   if (const auto* p = std::get_if<core::ReplanDirective>(&directive.action)) {
     if (p->plan.gpus() != case_.plan.gpus()) {
-      gpu_of_rank_.clear();
-      for (int g = 0; g < static_cast<int>(dead_.size()); ++g)
-        if (!dead_[static_cast<std::size_t>(g)]) gpu_of_rank_.push_back(g);
-      if (static_cast<int>(gpu_of_rank_.size()) < p->plan.gpus())
-        throw std::invalid_argument("fake backend: too few GPUs left for " + p->plan.label());
-      gpu_of_rank_.resize(static_cast<std::size_t>(p->plan.gpus()));
+      placement_.place_afresh(p->plan.gpus(), p->plan.label(), "fake backend");
     }
     case_.plan = p->plan;  // even splits of the new plan, as a fresh job
     layers_ = core::even_split(case_.layers, p->plan.pp * p->plan.virtual_stages);
@@ -129,13 +117,7 @@ void FakeBackend::apply(const core::Directive& directive) {
     return;
   }
   if (const auto* d = std::get_if<core::RemapDirective>(&directive.action)) {
-    const bool busy =
-        std::find(gpu_of_rank_.begin(), gpu_of_rank_.end(), d->spare_gpu) != gpu_of_rank_.end();
-    if (d->spare_gpu < 0 || d->spare_gpu >= static_cast<int>(dead_.size()) || busy ||
-        dead_[static_cast<std::size_t>(d->spare_gpu)])
-      throw std::invalid_argument("fake backend: gpu " + std::to_string(d->spare_gpu) +
-                                  " is no spare");
-    gpu_of_rank_.at(static_cast<std::size_t>(d->rank)) = d->spare_gpu;
+    placement_.remap(d->rank, d->spare_gpu, "fake backend");
     return;
   }
   throw std::invalid_argument(std::string("fake backend cannot apply ") +

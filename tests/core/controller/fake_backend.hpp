@@ -17,6 +17,7 @@
 
 #include "core/backend.hpp"
 #include "core/controller/job_model.hpp"
+#include "gpu_placement.hpp"
 
 namespace parashift::test {
 
@@ -52,7 +53,7 @@ class FakeBackend : public core::Backend {
   void set_slowdown(int rank, double factor) { slowdown_[static_cast<std::size_t>(rank)] = factor; }
   /// `gpu` fails: reported by the next step, gone from then on.
   void fail_gpu(int gpu) { failing_.push_back(gpu); }
-  int gpu_of_rank(int rank) const { return gpu_of_rank_[static_cast<std::size_t>(rank)]; }
+  int gpu_of_rank(int rank) const { return placement_.gpu_of_rank(rank); }
   const std::vector<int>& layers_per_virtual_stage() const { return layers_; }
   const std::vector<int>& micro_batches() const { return micro_; }
 
@@ -65,8 +66,7 @@ class FakeBackend : public core::Backend {
   std::vector<double> slowdown_;
   std::uint64_t rng_;
   std::int64_t iteration_ = 0;
-  std::vector<int> gpu_of_rank_;
-  std::vector<bool> dead_;  // by GPU
+  GpuPlacement placement_;
   std::vector<int> failing_;
   std::vector<std::int64_t> snapshots_;
 };
