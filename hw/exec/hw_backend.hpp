@@ -167,6 +167,10 @@ class HwBackend : public core::Backend {
   /// restoring nothing of them): this rank's first such refusal
   /// ("<path>: written under plan '...'"), or a note that another rank has one.
   std::optional<std::string> other_plan_snapshot();
+  /// Collective: when no version of this plan is restorable, the newest
+  /// version written under another plan whose every old rank's shard is on
+  /// some host, own or a replica (restore() then reshards it).
+  std::optional<long long> newest_resharded_snapshot();
   const RestoreStats& last_restore() const { return last_restore_; }
   /// Collective: deletes this job's snapshot shards on this node.
   void remove_snapshots();
@@ -222,6 +226,18 @@ class HwBackend : public core::Backend {
   /// cut out. False when no rank holds a shard of `version` under another
   /// plan.
   bool restore_resharded(long long version);
+  /// A trusted shard on this host written under another plan than plan_.
+  struct OtherPlanShard {
+    long long version;
+    int rank;
+    ShardKind kind;
+    std::string plan;
+    int plan_ranks;  // its plan's tp x pp x dp
+  };
+  /// This host's shards of another plan, of version `only` or of any
+  /// version.
+  std::vector<OtherPlanShard> other_plan_shards(std::optional<long long> only) const;
+  static constexpr std::size_t kCandidateSlots = 16;
   int host() const;
   /// What a layer slot carries to another rank or into a snapshot: its
   /// weights, and Adam's moments.

@@ -83,7 +83,73 @@ OldShard append_pieces(std::span<const std::byte> payload, int rank, const Layer
   return shard;
 }
 
+// The plan header's rank count (tp x pp x dp), or 0 for a malformed header.
+int ranks_of_payload(std::span<const std::byte> payload) {
+  try {
+    ByteReader in(payload);
+    in.i64();
+    const std::vector<int> head = in.ints();
+    return head.size() == 7 && head[0] > 0 && head[1] > 0 && head[2] > 0
+               ? head[0] * head[1] * head[2]
+               : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 }  // namespace
+
+std::vector<HwBackend::OtherPlanShard> HwBackend::other_plan_shards(
+    std::optional<long long> only) const {
+  std::vector<OtherPlanShard> out;
+  for (const ShardKind kind : {ShardKind::Own, ShardKind::Replica}) {
+    for (const auto& [rank, v] : store_.entries(kind)) {
+      if (only && v != *only) continue;
+      const ShardRead seen = store_.inspect(rank, v, kind);
+      // This plan's shards are restore()'s; a shard refused for anything
+      // but its plan (torn, another job) is as good as lost.
+      if (seen.payload || seen.plan.empty() || seen.plan == plan_.label()) continue;
+      const auto payload =
+          ShardStore(options_.shm_root, options_.job, host(), seen.plan).read(rank, v, kind);
+      if (payload) out.push_back({v, rank, kind, seen.plan, ranks_of_payload(*payload)});
+    }
+  }
+  return out;
+}
+
+std::optional<long long> HwBackend::newest_resharded_snapshot() {
+  const std::vector<OtherPlanShard> held = other_plan_shards(std::nullopt);
+  // Candidates: every rank's newest versions of such shards, the same list everywhere.
+  std::vector<long long> mine;
+  for (const auto& s : held) mine.push_back(s.version);
+  std::sort(mine.rbegin(), mine.rend());
+  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  std::vector<double> row(kCandidateSlots, -1.0);
+  for (std::size_t i = 0; i < std::min(mine.size(), row.size()); ++i)
+    row[i] = static_cast<double>(mine[i]);
+  const std::vector<double> all = world_.all_gather(std::span<const double>(row));
+  std::vector<long long> candidates;
+  for (const double v : all)
+    if (v >= 0) candidates.push_back(static_cast<long long>(v));
+  std::sort(candidates.rbegin(), candidates.rend());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  // The newest version whose old ranks' shards are all on some host (own or
+  // a replica): each holds its old rank's whole state.
+  for (const long long v : candidates) {
+    double ranks = 0;
+    for (const auto& s : held)
+      if (s.version == v) ranks = std::max(ranks, static_cast<double>(s.plan_ranks));
+    world_.all_reduce_max(std::span<double>(&ranks, 1));
+    if (ranks < 1) continue;
+    std::vector<double> present(static_cast<std::size_t>(ranks), 0.0);
+    for (const auto& s : held)
+      if (s.version == v && s.plan_ranks == static_cast<int>(ranks) && s.rank < s.plan_ranks)
+        present[static_cast<std::size_t>(s.rank)] = 1.0;
+    world_.all_reduce_max(std::span<double>(present));
+    if (std::find(present.begin(), present.end(), 0.0) == present.end()) return v;
+  }
+  return std::nullopt;
+}
 
 int HwBackend::host() const {
   return options_.host >= 0 ? options_.host : world_.rank() / ranks_per_node();
@@ -105,25 +171,32 @@ bool HwBackend::restore_resharded(long long version) {
       if (r == world_.rank()) mine_at = on_host;
       ++on_host;
     }
-  for (const ShardKind kind : {ShardKind::Own, ShardKind::Replica}) {
-    for (const int rank : store_.ranks_of(version, kind)) {
-      if (rank % on_host != mine_at) continue;
-      const ShardRead seen = store_.inspect(rank, version, kind);
-      // This plan's shards are restore()'s; a shard refused for anything
-      // but its plan (torn, another job) is as good as lost.
-      if (seen.payload || seen.plan.empty() || seen.plan == plan_.label()) continue;
-      const ShardStore theirs(options_.shm_root, options_.job, host(), seen.plan);
-      const auto payload = theirs.read(rank, version, kind);
-      if (!payload) continue;
-      const OldShard shard = append_pieces(
-          *payload, rank, shape_, static_cast<int>(options_.optimizer.kind), set_count, mine);
-      if (iteration >= 0 && shard.iteration != iteration)
-        throw HwError("snapshot version " + std::to_string(version) +
-                      ": shards of different iterations on one host");
-      iteration = shard.iteration;
-      from_plan = shard.plan;
-      if (kind == ShardKind::Replica) ++replicas_used;
-    }
+  // A replica is read only for an old rank whose own shard is on no host.
+  const std::vector<OtherPlanShard> shards = other_plan_shards(version);
+  double old_ranks = 0;
+  for (const auto& held : shards) old_ranks = std::max(old_ranks, double(held.plan_ranks));
+  world_.all_reduce_max(std::span<double>(&old_ranks, 1));
+  std::vector<double> own(static_cast<std::size_t>(old_ranks), 0.0);
+  for (const auto& held : shards)
+    if (held.kind == ShardKind::Own && held.rank < static_cast<int>(own.size()))
+      own[static_cast<std::size_t>(held.rank)] = 1.0;
+  world_.all_reduce_max(std::span<double>(own));
+  for (const OtherPlanShard& held : shards) {
+    if (held.rank % on_host != mine_at) continue;
+    if (held.kind == ShardKind::Replica && held.rank < static_cast<int>(own.size()) &&
+        own[static_cast<std::size_t>(held.rank)] == 1.0)
+      continue;
+    const auto payload = ShardStore(options_.shm_root, options_.job, host(), held.plan)
+                             .read(held.rank, version, held.kind);
+    if (!payload) continue;
+    const OldShard shard = append_pieces(
+        *payload, held.rank, shape_, static_cast<int>(options_.optimizer.kind), set_count, mine);
+    if (iteration >= 0 && shard.iteration != iteration)
+      throw HwError("snapshot version " + std::to_string(version) +
+                    ": shards of different iterations on one host");
+    iteration = shard.iteration;
+    from_plan = shard.plan;
+    if (held.kind == ShardKind::Replica) ++replicas_used;
   }
   // Every rank takes part, or none: whether any holds such a shard, and that
   // all of them hold the same iteration (-1 for none).

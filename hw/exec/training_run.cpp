@@ -66,8 +66,17 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   }
   TrainingRunResult result;
   if (config.restore) {
-    if (const auto version = backend.newest_restorable_snapshot()) {
-      backend.apply({core::RestoreDirective{*version}, "relaunch: newest restorable snapshot", 0});
+    // The newest version, of this plan's shards or, resharded, of another
+    // plan's (a live re-plan's, or a relaunch on another layout: every
+    // layer put together from the old shards and cut for this plan).
+    const auto own = backend.newest_restorable_snapshot();
+    const auto resharded = backend.newest_resharded_snapshot();
+    const bool reshard = resharded && (!own || *resharded > *own);
+    if (own || resharded) {
+      backend.apply({core::RestoreDirective{reshard ? *resharded : *own},
+                     reshard ? "relaunch: newest snapshot, resharded from another plan"
+                             : "relaunch: newest restorable snapshot",
+                     0});
       result.restored = backend.last_restore();
       runner.set_next_iteration(backend.iterations_done());
     } else if (const auto other = backend.other_plan_snapshot()) {
@@ -76,9 +85,10 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
       for (const auto& line : read_snapshot_plan(options.shm_root, options.job))
         with += " --set " + line;
       throw core::InputError("--restore: no snapshot of plan '" + scenario.plan.label() +
-                             "' to restore, but shards of a later plan (a live re-plan): " +
-                             *other + "; relaunch with that plan:" +
-                             (with.empty() ? std::string(" --set plan.FIELD=...") : with));
+                             "' to restore, and no version of another plan's shards is "
+                             "complete on the surviving nodes: " +
+                             *other + "; the newest snapshot's plan:" +
+                             (with.empty() ? std::string(" (unknown)") : with));
     } else {
       result.nothing_to_restore = true;
     }

@@ -301,20 +301,34 @@ std::vector<long long> ShardStore::versions(int rank, ShardKind kind) const {
   return out;
 }
 
-std::vector<int> ShardStore::ranks_of(long long version, ShardKind kind) const {
-  const std::string tail = "-v" + std::to_string(version) + suffix(kind);
-  std::vector<int> out;
+std::vector<std::pair<int, long long>> ShardStore::entries(ShardKind kind) const {
+  // "r<rank>-v<version><suffix>" (path_of), matched by hand as in versions().
+  const std::string_view tail = suffix(kind);
+  auto number = [](std::string_view digits, std::size_t most) {
+    return !digits.empty() && digits.size() <= most &&
+           std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  std::vector<std::pair<int, long long>> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.size() <= 1 + tail.size() || name[0] != 'r' || !name.ends_with(tail)) continue;
-    const std::string_view digits = std::string_view(name).substr(1, name.size() - 1 - tail.size());
-    if (digits.size() > 9 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    const std::string_view body = std::string_view(name).substr(1, name.size() - 1 - tail.size());
+    const std::size_t dash = body.find("-v");
+    if (dash == std::string_view::npos || !number(body.substr(0, dash), 9) ||
+        !number(body.substr(dash + 2), 18))
       continue;
-    out.push_back(std::stoi(std::string(digits)));
+    out.emplace_back(std::stoi(std::string(body.substr(0, dash))),
+                     std::stoll(std::string(body.substr(dash + 2))));
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int> ShardStore::ranks_of(long long version, ShardKind kind) const {
+  std::vector<int> out;
+  for (const auto& [rank, v] : entries(kind))
+    if (v == version) out.push_back(rank);
   return out;
 }
 

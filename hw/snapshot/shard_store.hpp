@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parashift::hw {
@@ -48,6 +49,8 @@ class ShardStore {
   /// `refused`, when given, as "<path>: <reason>".
   std::vector<long long> trusted_versions(int rank, ShardKind kind,
                                           std::vector<std::string>* refused = nullptr) const;
+  /// Every (rank, version) with a file of this kind (names only), ascending.
+  std::vector<std::pair<int, long long>> entries(ShardKind kind) const;
   /// The ranks with a file of this version and kind (names only), ascending.
   std::vector<int> ranks_of(long long version, ShardKind kind) const;
   /// Deletes all but the newest `keep` versions of this rank and kind.

@@ -186,12 +186,15 @@ TEST_CASE("the executor tells the planner which plans it runs") {
   backend.remove_snapshots();
 }
 
-TEST_CASE("after a live re-plan, a relaunch under the old plan is told why nothing restores") {
+TEST_CASE(
+    "after a live re-plan, a relaunch under the old plan restores the new plan's shards "
+    "resharded") {
   // tp2 pp2 snapshots v1, re-plans to dp4 and snapshots v2 and v3: two
   // versions are kept per rank, so v1 is gone and the dp4 shards are
-  // refused as another plan's. A relaunch under tp2 pp2 can restore nothing,
-  // and other_plan_snapshot() names the plan the shards were written under
-  // (run --restore then stops with that message instead of starting over).
+  // refused as another plan's. A relaunch under tp2 pp2 has no version of
+  // its own plan; other_plan_snapshot() names the plan the shards were
+  // written under, and the newest of them, v3, is complete: run --restore
+  // restores it resharded (tests/hw/reshard_restore_test.cpp).
   auto group = hw::make_thread_group(4);
   const auto from = test::tiny_plan(2, 2, 1), to = test::tiny_plan(1, 1, 4);
   test::run_ranks(4, [&](int r) {
@@ -212,6 +215,7 @@ TEST_CASE("after a live re-plan, a relaunch under the old plan is told why nothi
     const auto other = again.other_plan_snapshot();
     REQUIRE(other);
     CHECK(other->find("written under plan '" + to.label() + "'") != std::string::npos);
+    CHECK(again.newest_resharded_snapshot() == 3);
     again.remove_snapshots();
   });
 }

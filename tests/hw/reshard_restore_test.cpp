@@ -123,3 +123,37 @@ TEST_CASE("a resharding restore with a layer on no surviving host names the laye
                        doctest::Contains(expected.c_str()), hw::HwError);
   std::filesystem::remove_all(job_dir);
 }
+
+TEST_CASE("a relaunch on another plan finds the newest version complete on the surviving hosts") {
+  // pp2 on two hosts (ranks_per_node 1) snapshots v1 and v2 (two versions
+  // kept per rank); host 1 is lost. Host 0 holds rank 0's shards and the
+  // replicas of rank 1's, so one rank under pp1 there can restore v2
+  // resharded; without v2's replica, v1; without v1's either, nothing. Its
+  // own plan has no version at all.
+  auto options = test::tiny_options(hw::OptimizerKind::Sgd, "reshard-newest");
+  options.ranks_per_node = 1;
+  const auto pp2 = test::tiny_plan(1, 2, 1), pp1 = test::tiny_plan(1, 1, 1);
+  {
+    auto group = hw::make_thread_group(2);
+    test::run_ranks(2, [&](int r) {
+      hw::HwBackend job(test::tiny_model(), test::kTinySeq, 3, pp2, options,
+                        *group[static_cast<std::size_t>(r)]);
+      for (const long long v : {1, 2}) {
+        job.step(pp2);
+        job.apply({core::SnapshotDirective{v}, "test", 0});
+      }
+    });
+  }
+  const auto job_dir = hw::ShardStore::job_dir(options.shm_root, options.job);
+  std::filesystem::remove_all(job_dir / "node1");
+  const hw::ShardStore host0(options.shm_root, options.job, 0);
+  auto group = hw::make_thread_group(1);
+  hw::HwBackend alone(test::tiny_model(), test::kTinySeq, 3, pp1, options, *group[0]);
+  CHECK_FALSE(alone.newest_restorable_snapshot());
+  CHECK(alone.newest_resharded_snapshot() == 2);
+  std::filesystem::remove(host0.path_of(1, 2, hw::ShardKind::Replica));
+  CHECK(alone.newest_resharded_snapshot() == 1);
+  std::filesystem::remove(host0.path_of(1, 1, hw::ShardKind::Replica));
+  CHECK_FALSE(alone.newest_resharded_snapshot());
+  std::filesystem::remove_all(job_dir);
+}

@@ -359,9 +359,16 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
     ctx.out << "--restore: no snapshot of job '" << config.options.job
             << "' that every rank can restore; started from iteration 0\n";
   if (result.restored) {
-    ctx.out << "restored snapshot v" << result.restored->version << ": fetched "
-            << result.restored->shards_fetched << " lost shard(s), "
-            << fmt("%.0f", result.restored->bytes_fetched) << " bytes\n";
+    if (result.restored->resharded) {
+      ctx.out << "restored snapshot v" << result.restored->version
+              << " resharded from another plan's shards: " << result.restored->shards_fetched
+              << " replica(s) read, " << fmt("%.0f", result.restored->bytes_fetched)
+              << " bytes exchanged\n";
+    } else {
+      ctx.out << "restored snapshot v" << result.restored->version << ": fetched "
+              << result.restored->shards_fetched << " lost shard(s), "
+              << fmt("%.0f", result.restored->bytes_fetched) << " bytes\n";
+    }
     // A refused shard counts as lost: its replica was fetched (or an older version used).
     for (const auto& line : result.restored->refused) ctx.out << "  refused " << line << "\n";
   }
