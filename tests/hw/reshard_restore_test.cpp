@@ -58,6 +58,26 @@ std::vector<double> after_switch(const core::ParallelPlan& from, const core::Par
   return losses;
 }
 
+const core::ParallelPlan pp2 = test::tiny_plan(1, 2, 1), pp1 = test::tiny_plan(1, 1, 1);
+
+// pp2 on two hosts (ranks_per_node 1), SGD, `versions` iterations, each
+// after a snapshot v1, v2, ...: rank 0 holds layers 0-1 and the replica of
+// rank 1's shard (layers 2-3), rank 1 the other way round. The job's options.
+hw::HwOptions pp2_on_two_hosts(const std::string& job, int versions) {
+  auto options = test::tiny_options(hw::OptimizerKind::Sgd, job);
+  options.ranks_per_node = 1;
+  auto group = hw::make_thread_group(2);
+  test::run_ranks(2, [&](int r) {
+    hw::HwBackend run(test::tiny_model(), test::kTinySeq, 3, pp2, options,
+                      *group[static_cast<std::size_t>(r)]);
+    for (long long v = 1; v <= versions; ++v) {
+      run.step(pp2);
+      run.apply({core::SnapshotDirective{v}, "test", 0});
+    }
+  });
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("a snapshot restored under another plan trains on as a live re-plan to it") {
@@ -87,22 +107,9 @@ TEST_CASE("a snapshot restored under another plan trains on as a live re-plan to
 }
 
 TEST_CASE("a resharding restore with a layer on no surviving host names the layer") {
-  // pp2 on two hosts (ranks_per_node 1): rank 0 holds layers 0-1 and the
-  // replica of rank 1's shard (layers 2-3), rank 1 the other way round.
-  // Host 1 is lost and so is host 0's replica: one rank restoring pp1 finds
-  // layers 0-1 only.
-  auto options = test::tiny_options(hw::OptimizerKind::Sgd, "reshard-lost");
-  options.ranks_per_node = 1;
-  const auto pp2 = test::tiny_plan(1, 2, 1), pp1 = test::tiny_plan(1, 1, 1);
-  {
-    auto group = hw::make_thread_group(2);
-    test::run_ranks(2, [&](int r) {
-      hw::HwBackend job(test::tiny_model(), test::kTinySeq, 3, pp2, options,
-                        *group[static_cast<std::size_t>(r)]);
-      job.step(pp2);
-      job.apply({core::SnapshotDirective{1}, "test", 0});
-    });
-  }
+  // pp2 on two hosts (pp2_on_two_hosts), one snapshot. Host 1 is lost and so is host 0's replica:
+  // one rank restoring pp1 finds layers 0-1 only.
+  const auto options = pp2_on_two_hosts("reshard-lost", 1);
   const auto job_dir = hw::ShardStore::job_dir(options.shm_root, options.job);
   std::filesystem::remove_all(job_dir / "node1");
   auto group = hw::make_thread_group(1);
@@ -130,20 +137,7 @@ TEST_CASE("a relaunch on another plan finds the newest version complete on the s
   // replicas of rank 1's, so one rank under pp1 there can restore v2
   // resharded; without v2's replica, v1; without v1's either, nothing. Its
   // own plan has no version at all.
-  auto options = test::tiny_options(hw::OptimizerKind::Sgd, "reshard-newest");
-  options.ranks_per_node = 1;
-  const auto pp2 = test::tiny_plan(1, 2, 1), pp1 = test::tiny_plan(1, 1, 1);
-  {
-    auto group = hw::make_thread_group(2);
-    test::run_ranks(2, [&](int r) {
-      hw::HwBackend job(test::tiny_model(), test::kTinySeq, 3, pp2, options,
-                        *group[static_cast<std::size_t>(r)]);
-      for (const long long v : {1, 2}) {
-        job.step(pp2);
-        job.apply({core::SnapshotDirective{v}, "test", 0});
-      }
-    });
-  }
+  const auto options = pp2_on_two_hosts("reshard-newest", 2);
   const auto job_dir = hw::ShardStore::job_dir(options.shm_root, options.job);
   std::filesystem::remove_all(job_dir / "node1");
   const hw::ShardStore host0(options.shm_root, options.job, 0);
