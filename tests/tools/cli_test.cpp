@@ -225,7 +225,7 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
       {{"run", kData + "small.yaml", "--backend", "sim", "--replan", "3:plan.pp=1"},
        "--replan: only with --backend hw or cuda"},
       {{"run", kData + "small.yaml", "--backend", "hw", "--spares", "1"},
-       "--spares, --max-restarts, --launcher: only with --elastic"},
+       "--spares, --max-restarts, --launcher, --shrink: only with --elastic"},
       {{"run", kData + "small.yaml", "--backend", "sim", "--elastic"},
        "--elastic: only with --backend hw or cuda (it launches the executor's ranks), found "
        "--backend sim"},

@@ -9,7 +9,10 @@
 // the dead rank's node is taken as failed and replaced by a spare: its
 // shared memory is gone (its job directory removed, as a fresh machine's
 // would be), so its ranks' shards come from their replicas on the next
-// node. With no spare left the job relaunches on the same nodes. A
+// node. With no spare left the job relaunches on the same nodes, or with
+// --shrink the node is lost too and the job relaunches on the nodes left
+// with fewer replicas (tools/cli/elastic_shrink.hpp), the snapshot restored
+// resharded (hw/exec/hw_backend_reshard.cpp). A
 // relaunch runs the plan of the newest snapshot (hw/snapshot/snapshot_plan.hpp),
 // which differs from the scenario's after a live re-plan. A job
 // that ends with a status and no rank dead on a signal (bad input, an
@@ -38,10 +41,12 @@
 
 #include "core/errors.hpp"
 #include "core/input_error.hpp"
+#include "core/plan_json.hpp"
 #include "core/scenario/scenario.hpp"
 #include "hw/exec/training_run.hpp"
 #include "hw/snapshot/shard_store.hpp"
 #include "hw/snapshot/snapshot_plan.hpp"
+#include "tools/cli/elastic_shrink.hpp"
 #include "tools/cli/format_number.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/run_options.hpp"
@@ -197,6 +202,8 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
     if (std::getenv(var) != nullptr)
       throw core::InputError(
           "--elastic: run it without mpirun or srun (it launches the ranks itself)");
+  if (!opts.node_ids.empty())
+    throw core::InputError("--node-ids: set by --elastic for its ranks, not given with it");
   const std::vector<std::string> launcher = split_words(opts.launcher);
   const std::string launcher_path = launcher.empty() ? "" : find_on_path(launcher[0]);
   if (launcher_path.empty())
@@ -208,8 +215,12 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
   // The events and spares the ranks would refuse (timed slow events on virtual time only).
   hw::scenario_slowdown(scenario, 0,
                         opts.clock == "virtual" ? std::optional<core::TimeNs>(0) : std::nullopt);
-  const int ranks = scenario.plan.gpus();
-  const int per_node = opts.ranks_per_node > 0 ? opts.ranks_per_node : ranks;
+  const int per_node = opts.ranks_per_node > 0 ? opts.ranks_per_node : scenario.plan.gpus();
+  // The nodes the job may run on (their shared memory directories): all of
+  // the first launch's; a node lost with no spare left (--shrink) leaves.
+  std::vector<int> nodes;
+  for (int n = 0; n < scenario.plan.gpus() / per_node; ++n) nodes.push_back(n);
+  const int first_nodes = static_cast<int>(nodes.size());
   const std::string job = opts.job.empty() ? scenario.name : opts.job;
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -219,16 +230,44 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
   int spares = opts.spares;
   nlohmann::json launches = nlohmann::json::array();
   for (int restarts = 0;; ++restarts) {
+    auto rank_args = rank_arguments(opts, restarts > 0);
+    // A relaunch runs the plan of the newest snapshot (a live re-plan's),
+    // shrunk to the nodes left when that plan no longer fits on them.
+    std::vector<std::string> plan_sets;
+    if (restarts > 0) plan_sets = hw::read_snapshot_plan(opts.shm_dir, job);
+    std::vector<std::string> all_sets = opts.overrides;
+    all_sets.insert(all_sets.end(), plan_sets.begin(), plan_sets.end());
+    core::ScenarioOptions read;  // a shrunk job's plan is smaller than the cluster
+    read.plan_sets_gpus = static_cast<int>(nodes.size()) < first_nodes;
+    const core::ParallelPlan plan = core::load_scenario(opts.scenario, all_sets, read).plan;
+    const int room = static_cast<int>(nodes.size()) * per_node;
+    int ranks = plan.gpus();
+    if (ranks > room) {
+      const core::ParallelPlan fits = shrink_to_fit(plan, room, per_node);
+      if (fits.dp < 1) {
+        ctx.out << "elastic: " << plan.label() << " needs " << plan.tp * plan.pp * plan.cp
+                << " ranks a replica; " << nodes.size() << " node(s) of " << per_node
+                << " left: giving up\n";
+        ctx.status = 1;
+        return write_elastic_json(opts.json_path, launches, false);
+      }
+      ctx.out << "elastic: the job shrinks to " << fits.label() << ", global batch "
+              << fits.global_batch << ", on " << fits.gpus() / per_node << " node(s)\n";
+      plan_sets = core::plan_overrides(fits);
+      ranks = fits.gpus();
+    }
+    for (const auto& line : plan_sets) {
+      rank_args.push_back("--set");
+      rank_args.push_back(line);
+    }
+    const std::vector<int> used(nodes.begin(), nodes.begin() + ranks / per_node);
+    if (static_cast<int>(used.size()) < first_nodes) {  // a part of the cluster
+      rank_args.push_back("--node-ids");
+      rank_args.push_back(node_ids_text(used));
+    }
     std::vector<std::string> argv{launcher_path};
     argv.insert(argv.end(), launcher.begin() + 1, launcher.end());
     argv.insert(argv.end(), {"-np", std::to_string(ranks), self.string()});
-    auto rank_args = rank_arguments(opts, restarts > 0);
-    // A relaunch runs the plan of the newest snapshot (a live re-plan's).
-    if (restarts > 0)
-      for (const auto& line : hw::read_snapshot_plan(opts.shm_dir, job)) {
-        rank_args.push_back("--set");
-        rank_args.push_back(line);
-      }
     argv.insert(argv.end(), rank_args.begin(), rank_args.end());
     ctx.out << "elastic: launch " << restarts + 1 << ": " << joined(argv) << "\n";
     ctx.out.flush();
@@ -257,8 +296,16 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
       ctx.status = 1;
       return write_elastic_json(opts.json_path, launches, false);
     }
-    const int node = dead->rank / per_node;
-    if (spares > 0) {
+    const auto at = static_cast<std::size_t>(dead->rank / per_node);
+    const int node = at < nodes.size() ? nodes[at] : static_cast<int>(at);
+    if (spares == 0 && opts.shrink) {
+      std::filesystem::remove_all(
+          hw::ShardStore::job_dir(opts.shm_dir, job) / ("node" + std::to_string(node)), ec);
+      if (at < nodes.size()) nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(at));
+      ctx.out << "elastic: node " << node << " lost, no spare left (--shrink): " << nodes.size()
+              << " node(s) left\n";
+      record["node_lost"] = node;
+    } else if (spares > 0) {
       --spares;
       std::filesystem::remove_all(
           hw::ShardStore::job_dir(opts.shm_dir, job) / ("node" + std::to_string(node)), ec);

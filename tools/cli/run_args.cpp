@@ -113,6 +113,14 @@ void add_run_command(CLI::App& app, CliContext& ctx) {
                   "memory is gone, its shards come from replicas)")
       ->check(non_negative_number())
       ->capture_default_str();
+  cmd->add_flag("--shrink", opts->shrink,
+                "--elastic: with no spare left, the dead rank's node is lost too (its shared "
+                "memory gone) and the job relaunches on the nodes left: fewer data-parallel "
+                "replicas, the global batch with them, the snapshot restored resharded");
+  cmd->add_option("--node-ids", opts->node_ids,
+                  "hw: the node each group of --ranks-per-node ranks runs on, whose shared "
+                  "memory holds its shards (default 0,1,...; set by --elastic after a shrink)")
+      ->type_name("LIST");
   cmd->add_option("--max-restarts", opts->max_restarts, "--elastic: relaunches before giving up")
       ->check(non_negative_number())
       ->capture_default_str();

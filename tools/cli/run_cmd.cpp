@@ -37,6 +37,7 @@
 #include "sim/iteration.hpp"
 #include "sim/sim_backend.hpp"
 #include "tools/cli/command.hpp"
+#include "tools/cli/elastic_shrink.hpp"
 #include "tools/cli/format_number.hpp"
 #include "tools/cli/output_file.hpp"
 #include "tools/cli/run_options.hpp"
@@ -264,6 +265,12 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   const bool lead = world->rank() == 0;
   config.options.ranks_per_node =
       opts.ranks_per_node >= 0 ? opts.ranks_per_node : mpi.ranks_per_node();
+  if (!opts.node_ids.empty()) {
+    const int per_node =
+        config.options.ranks_per_node > 0 ? config.options.ranks_per_node : world->size();
+    config.options.host = parse_node_ids(
+        opts.node_ids, world->size(), per_node)[static_cast<std::size_t>(world->rank() / per_node)];
+  }
   hw::Communicator* job = world.get();
   // A peer that died or hangs leaves this rank blocked inside MPI, which no
   // exception can leave: the watchdog names the call and ends the job.
@@ -424,8 +431,8 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
 void run_run(const RunOptions& opts, CliContext& ctx) {
   if (opts.elastic) return run_elastic(opts, ctx);
   if (opts.spares > 0 || opts.max_restarts != RunOptions{}.max_restarts ||
-      opts.launcher != RunOptions{}.launcher)
-    throw core::InputError("--spares, --max-restarts, --launcher: only with --elastic");
+      opts.launcher != RunOptions{}.launcher || opts.shrink)
+    throw core::InputError("--spares, --max-restarts, --launcher, --shrink: only with --elastic");
   if (!opts.replans.empty() && opts.backend == "sim")
     throw core::InputError(
         "--replan: only with --backend hw or cuda (simulate re-plans through "
@@ -438,7 +445,11 @@ void run_run(const RunOptions& opts, CliContext& ctx) {
   std::vector<std::string> overrides = opts.overrides;
   if (opts.snapshot_every > 0)
     overrides.push_back("faults.snapshot.every=" + std::to_string(opts.snapshot_every));
-  core::Scenario scenario = core::load_scenario(opts.scenario, overrides);
+  // On nodes named by --node-ids (an elastic job shrunk to part of the
+  // cluster) the plan sets how many GPUs the job runs on.
+  core::ScenarioOptions read;
+  read.plan_sets_gpus = !opts.node_ids.empty();
+  core::Scenario scenario = core::load_scenario(opts.scenario, overrides, read);
   if (!opts.inject_kill.empty()) {
     if (!scenario.faults) scenario.faults.emplace();
     scenario.faults->events.push_back(parse_kill(opts.inject_kill));

@@ -35,10 +35,12 @@ struct RunOptions {
   int device = -1;              // cuda: GPU index (-1: not given, each rank its index on its node)
   std::string math;             // cuda: fp32 or tf32 (empty: not given, fp32)
   int watchdog_s = 300;         // hw: a communication call stalled this long ends the job; 0: off
+  std::string node_ids;         // hw: the node of each group of ranks_per_node ranks ("0,2")
   // --elastic: this process is the job's supervisor, not a rank (elastic_launch.cpp).
   bool elastic = false;
   int spares = 0;        // spare nodes a failed rank's node is replaced by
   int max_restarts = 3;  // relaunches before the supervisor gives up
+  bool shrink = false;   // with no spare left, a failed node is lost and the job shrinks
   std::string launcher = "mpirun";
 };
 
