@@ -13,12 +13,9 @@
 # mpirun.
 set -u
 mpirun=$1 parashift=$2 scenario=$3 extra=${4:-} pattern=${5:-}
-if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
-  echo "mpirun not found: skipping"; exit 77
-fi
-work=$(mktemp -d)
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=$(mktemp -d /dev/shm/parashift-elastic-XXXXXX); else shm=$work/shm; mkdir "$shm"; fi
-trap 'rm -rf "$work" "$shm"' EXIT
+. "$(dirname "$0")/mpi_test_lib.sh"
+need_mpirun "$mpirun"
+scratch_dirs elastic
 small=(--iterations 6 --set model.hidden=64 --set model.heads=4 --set model.kv_heads=4
        --set model.ffn_hidden=256 --set training.seq_len=32 --snapshot-every 2
        --ranks-per-node 2 --shm-dir "$shm" $extra)
@@ -48,10 +45,7 @@ if [ -n "$pattern" ]; then
     { echo "the relaunch's command line lacks: $pattern"; exit 1; }
 fi
 # The relaunch's iterations 4 and 5 (its output after the second launch line).
-losses() { awk '$1 == "iteration" && ($2 == 4 || $2 == 5) { print $2, $4 }'; }
-expected=$(losses < "$work/ref.txt")
-found=$(sed -n '/^elastic: launch 2:/,$p' "$work/elastic.txt" | losses)
-echo "uninterrupted: $expected"
-echo "relaunched:    $found"
-[ -n "$expected" ] && [ "$expected" = "$found" ] || { echo "loss trajectories differ"; exit 1; }
+same_losses "iterations 4-5: uninterrupted, relaunched" \
+  "$(losses 4 5 < "$work/ref.txt")" \
+  "$(sed -n '/^elastic: launch 2:/,$p' "$work/elastic.txt" | losses 4 5)" 2
 echo "PASS --elastic --spares 1 $extra: relaunched without a person, 2 shards fetched, identical losses for iterations 4 and 5"

@@ -12,12 +12,9 @@
 # 5, digit for digit. Exits 77 (skip) without mpirun.
 set -u
 mpirun=$1 parashift=$2 scenario=$3
-if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
-  echo "mpirun not found: skipping"; exit 77
-fi
-work=$(mktemp -d)
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=$(mktemp -d /dev/shm/parashift-shrink-XXXXXX); else shm=$work/shm; mkdir "$shm"; fi
-trap 'rm -rf "$work" "$shm"' EXIT
+. "$(dirname "$0")/mpi_test_lib.sh"
+need_mpirun "$mpirun"
+scratch_dirs shrink
 small=(--set model.hidden=64 --set model.heads=4 --set model.kv_heads=4
        --set model.ffn_hidden=256 --set training.seq_len=32 --snapshot-every 2
        --ranks-per-node 2 --shm-dir "$shm")
@@ -40,10 +37,7 @@ run4 2 --job oracle --iterations 6 --set plan.dp=1 --set training.global_batch=4
   { echo "the oracle's relaunch failed"; cat "$work/oracle.txt"; exit 1; }
 grep -q "^restored snapshot v4 resharded from another plan's shards: 2 replica(s) read" "$work/oracle.txt" ||
   { echo "the oracle did not restore v4 resharded"; cat "$work/oracle.txt"; exit 1; }
-losses() { awk '$1 == "iteration" && ($2 == 4 || $2 == 5) { print $2, $4 }'; }
-expected=$(losses < "$work/oracle.txt")
-found=$(sed -n '/^elastic: launch 2:/,$p' "$work/elastic.txt" | losses)
-echo "oracle (node 1's files): $expected"
-echo "shrunk (node 0's files): $found"
-[ "$(echo "$expected" | wc -l)" = 2 ] && [ "$expected" = "$found" ] || { echo "loss trajectories differ"; exit 1; }
+same_losses "iterations 4-5: the oracle (node 1's files), shrunk (node 0's)" \
+  "$(losses 4 5 < "$work/oracle.txt")" \
+  "$(sed -n '/^elastic: launch 2:/,$p' "$work/elastic.txt" | losses 4 5)" 2
 echo "PASS --elastic --shrink: node 1 lost with no spare, pp2 dp1 on node 0 restored v4 resharded, the oracle's losses for iterations 4 and 5"

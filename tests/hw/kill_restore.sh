@@ -11,15 +11,10 @@
 # restores its own shard. Exits 77 (skip) without mpirun.
 set -u
 mpirun=$1 parashift=$2 scenario=$3 backend=${4:-hw} ranks=${5:-4} damage=${6:-lose-node}
-if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
-  echo "mpirun not found: skipping"; exit 77
-fi
-work=$(mktemp -d)
-# The shards' "node-local shared memory": a fresh directory in /dev/shm where
-# there is one, else inside $work, so two runs never share a job directory.
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=$(mktemp -d /dev/shm/parashift-kill-XXXXXX); else shm=$work/shm; mkdir "$shm"; fi
+. "$(dirname "$0")/mpi_test_lib.sh"
+need_mpirun "$mpirun"
+scratch_dirs kill
 job=killtest
-trap 'rm -rf "$work" "$shm"' EXIT
 case $ranks in
   4) per_node=2 victim=2 lost_node=node1 fetched=2 ;;  # 2 "nodes" of 2 ranks each
   1) per_node=1 victim=0 lost_node="" fetched=0 ;;
@@ -62,10 +57,6 @@ if [ "$damage" = tamper ]; then
   grep -q "^  refused .*/r$victim-v4.shard: content hash (SHA-256) mismatch" "$work/after.txt" ||
     { echo "expected the tampered shard of rank $victim to be named as refused"; exit 1; }
 fi
-losses() { awk '$1 == "iteration" && ($2 == 4 || $2 == 5) { print $2, $4 }' "$1"; }
-expected=$(losses "$work/ref.txt")
-found=$(losses "$work/after.txt")
-echo "uninterrupted: $expected"
-echo "restored:      $found"
-[ -n "$expected" ] && [ "$expected" = "$found" ] || { echo "loss trajectories differ"; exit 1; }
+same_losses "iterations 4-5: uninterrupted, restored" \
+  "$(losses 4 5 < "$work/ref.txt")" "$(losses 4 5 < "$work/after.txt")" 2
 echo "PASS kill -9 + restore ($backend, $ranks rank(s), $damage, $fetched shard(s) fetched): identical losses for iterations 4 and 5"

@@ -8,12 +8,9 @@
 # without mpirun.
 set -u
 mpirun=$1 parashift=$2 scenario=$3
-if [ -z "$mpirun" ] || ! command -v "$mpirun" >/dev/null 2>&1; then
-  echo "mpirun not found: skipping"; exit 77
-fi
-work=$(mktemp -d)
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=$(mktemp -d /dev/shm/parashift-reshard-XXXXXX); else shm=$work/shm; mkdir "$shm"; fi
-trap 'rm -rf "$work" "$shm"' EXIT
+. "$(dirname "$0")/mpi_test_lib.sh"
+need_mpirun "$mpirun"
+scratch_dirs reshard
 run() {
   "$mpirun" -np 4 --oversubscribe --allow-run-as-root "$parashift" run "$scenario" \
     --backend hw --set model.hidden=64 --set model.heads=4 --set model.kv_heads=4 \
@@ -28,11 +25,6 @@ run --job relaunch --iterations 6 --set plan.pp=1 --set plan.dp=4 --restore > "$
 cat "$work/after.txt"
 grep -q "^restored snapshot v3 resharded from another plan's shards: 0 replica(s) read" "$work/after.txt" ||
   { echo "expected v3 restored resharded, every shard on its own node"; exit 1; }
-losses() { awk '$1 == "iteration" && $2 >= 3 && $2 <= 5 { print $2, $4 }' "$1"; }
-expected=$(losses "$work/live.txt")
-found=$(losses "$work/after.txt")
-echo "live re-plan: $expected"
-echo "resharded:    $found"
-[ -n "$expected" ] && [ "$(echo "$expected" | wc -l)" = 3 ] && [ "$expected" = "$found" ] ||
-  { echo "loss trajectories differ"; exit 1; }
+same_losses "iterations 3-5: the live re-plan, resharded" \
+  "$(losses 3 5 < "$work/live.txt")" "$(losses 3 5 < "$work/after.txt")" 3
 echo "PASS a relaunch under dp4 restores pp2 dp2's v3 resharded: the live re-plan's losses, iterations 3-5"
