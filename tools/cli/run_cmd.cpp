@@ -88,8 +88,10 @@ hw::ScheduledReplan parse_replan(const std::string& text, const RunOptions& opts
     overrides.push_back(field);
     at = comma + 1;
   }
+  core::ScenarioOptions read;  // as run reads the scenario (on --node-ids: the plan's GPUs)
+  read.plan_sets_gpus = !opts.node_ids.empty();
   try {
-    r.plan = core::load_scenario(opts.scenario, overrides).plan;
+    r.plan = core::load_scenario(opts.scenario, overrides, read).plan;
   } catch (const core::InputError& e) {
     throw core::InputError("--replan " + text + ": " + e.what());
   }
