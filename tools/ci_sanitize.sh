@@ -2,7 +2,8 @@
 # CI's sanitizer runs (tools/test.sh calls this when PARASHIFT_CI=1, as .ci/run sets):
 #   build-asan: the whole test suite (ctest -LE timing) under AddressSanitizer +
 #               UndefinedBehaviorSanitizer; any report fails the run;
-#   build-tsan: the thread-communicator (test_hw) and controller suites under
+#   build-tsan: the thread-communicator (test_hw) and controller suites, and
+#               the controller contract on threaded executor ranks, under
 #               ThreadSanitizer.
 # Benchmarks and the CUDA flavour are left out (CMakePresets.json: asan, tsan).
 # Warnings are errors in the ordinary build only: GCC 12's sanitizer
@@ -49,11 +50,14 @@ fi
 
 if [[ $which == all || $which == tsan ]]; then
   stage "tsan configure" cmake --preset tsan >/dev/null
-  stage "tsan build" cmake --build build-tsan -j "$jobs" --target test_hw test_controller
+  stage "tsan build" cmake --build build-tsan -j "$jobs" --target test_hw test_controller test_hw_policy
   # setarch -R: TSan of GCC 12 needs the address layout without randomisation
   # on kernels with high mmap entropy; fall back to a plain run where it is missing.
   run=()
   if setarch "$(uname -m)" -R true 2>/dev/null; then run=(setarch "$(uname -m)" -R); fi
   stage "tsan thread communicator" "${run[@]}" build-tsan/tests/hw/test_hw
   stage "tsan controller" "${run[@]}" build-tsan/tests/core/controller/test_controller
+  # The contract on threaded executor ranks: its recovery case restarts them.
+  stage "tsan executor contract" "${run[@]}" build-tsan/tests/hw/test_hw_policy \
+    -tc="*contract*,*recovery*"
 fi
