@@ -232,7 +232,8 @@ class HwBackend : public core::Backend {
     int rank;
     ShardKind kind;
     std::string plan;
-    int plan_ranks;  // its plan's tp x pp x dp
+    int plan_ranks;                  // its plan's tp x pp x dp
+    std::vector<std::byte> payload;  // read once, hashed: what a resharding restore cuts
   };
   /// This host's shards of another plan, of version `only` or of any
   /// version.

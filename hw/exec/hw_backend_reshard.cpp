@@ -111,7 +111,8 @@ std::vector<HwBackend::OtherPlanShard> HwBackend::other_plan_shards(
       if (seen.payload || seen.plan.empty() || seen.plan == plan_.label()) continue;
       const auto payload =
           ShardStore(options_.shm_root, options_.job, host(), seen.plan).read(rank, v, kind);
-      if (payload) out.push_back({v, rank, kind, seen.plan, ranks_of_payload(*payload)});
+      if (payload)
+        out.push_back({v, rank, kind, seen.plan, ranks_of_payload(*payload), std::move(*payload)});
     }
   }
   return out;
@@ -186,11 +187,9 @@ bool HwBackend::restore_resharded(long long version) {
     if (held.kind == ShardKind::Replica && held.rank < static_cast<int>(own.size()) &&
         own[static_cast<std::size_t>(held.rank)] == 1.0)
       continue;
-    const auto payload = ShardStore(options_.shm_root, options_.job, host(), held.plan)
-                             .read(held.rank, version, held.kind);
-    if (!payload) continue;
-    const OldShard shard = append_pieces(
-        *payload, held.rank, shape_, static_cast<int>(options_.optimizer.kind), set_count, mine);
+    const OldShard shard =
+        append_pieces(held.payload, held.rank, shape_, static_cast<int>(options_.optimizer.kind),
+                      set_count, mine);
     if (iteration >= 0 && shard.iteration != iteration)
       throw HwError("snapshot version " + std::to_string(version) +
                     ": shards of different iterations on one host");

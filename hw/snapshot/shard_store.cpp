@@ -275,34 +275,19 @@ ShardRead ShardStore::inspect(int rank, long long version, ShardKind kind) const
 }
 
 std::vector<long long> ShardStore::versions(int rank, ShardKind kind) const {
-  // Names are "r<rank>-v<version><suffix>" (path_of). Matched by hand, not by
-  // std::regex: constructing a regex reads the global locale's ctype cache,
-  // which libstdc++ fills lazily and unsynchronised, a data race when two rank
-  // threads list their shards at once (found by ThreadSanitizer).
-  const std::string prefix = "r" + std::to_string(rank) + "-v";
-  const std::string_view tail = suffix(kind);
   std::vector<long long> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() <= prefix.size() + tail.size() || !name.starts_with(prefix) ||
-        !name.ends_with(tail)) {
-      continue;
-    }
-    const std::string_view digits =
-        std::string_view(name).substr(prefix.size(), name.size() - prefix.size() - tail.size());
-    if (digits.size() > 18 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      continue;
-    }
-    out.push_back(std::stoll(std::string(digits)));
-  }
+  for (const auto& [r, version] : entries(kind))
+    if (r == rank) out.push_back(version);
   std::sort(out.rbegin(), out.rend());
   return out;
 }
 
 std::vector<std::pair<int, long long>> ShardStore::entries(ShardKind kind) const {
-  // "r<rank>-v<version><suffix>" (path_of), matched by hand as in versions().
+  // Names are "r<rank>-v<version><suffix>" (path_of; the rank written as
+  // std::to_string does, without leading zeros). Matched by hand, not by
+  // std::regex: constructing a regex reads the global locale's ctype cache,
+  // which libstdc++ fills lazily and unsynchronised, a data race when two rank
+  // threads list their shards at once (found by ThreadSanitizer).
   const std::string_view tail = suffix(kind);
   auto number = [](std::string_view digits, std::size_t most) {
     return !digits.empty() && digits.size() <= most &&
@@ -316,7 +301,7 @@ std::vector<std::pair<int, long long>> ShardStore::entries(ShardKind kind) const
     const std::string_view body = std::string_view(name).substr(1, name.size() - 1 - tail.size());
     const std::size_t dash = body.find("-v");
     if (dash == std::string_view::npos || !number(body.substr(0, dash), 9) ||
-        !number(body.substr(dash + 2), 18))
+        (dash > 1 && body[0] == '0') || !number(body.substr(dash + 2), 18))
       continue;
     out.emplace_back(std::stoi(std::string(body.substr(0, dash))),
                      std::stoll(std::string(body.substr(dash + 2))));

@@ -132,9 +132,8 @@ core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
     for (int g : std::exchange(failing_, {})) {
       placement_.fail(g);
       std::error_code ec;  // the host's shared memory goes with it
-      std::filesystem::remove_all(
-          hw::ShardStore::job_dir(options_.shm_root, options_.job) / ("node" + std::to_string(g)),
-          ec);
+      std::filesystem::remove_all(hw::ShardStore(options_.shm_root, options_.job, g).node_dir(),
+                                  ec);
       failed.failures.push_back({"fail", "gpu " + std::to_string(g), 0, failed.iteration});
     }
     return failed;
@@ -168,8 +167,7 @@ void ThreadedHwBackend::apply(const core::Directive& directive) {
   const auto* p = std::get_if<core::ReplanDirective>(&directive.action);
   if (p != nullptr && p->plan.gpus() != static_cast<int>(ranks_.size())) {
     placement_.place_afresh(p->plan.gpus(), p->plan.label(), "hw harness");
-    const core::ParallelPlan plan = p->plan;
-    launch(plan);
+    launch(p->plan);
     return;
   }
   on_every_rank(static_cast<int>(ranks_.size()), cpu_,

@@ -298,17 +298,16 @@ void run_elastic(const RunOptions& opts, CliContext& ctx) {
     }
     const auto at = static_cast<std::size_t>(dead->rank / per_node);
     const int node = at < nodes.size() ? nodes[at] : static_cast<int>(at);
+    const auto node_memory = hw::ShardStore(opts.shm_dir, job, node).node_dir();
     if (spares == 0 && opts.shrink) {
-      std::filesystem::remove_all(
-          hw::ShardStore::job_dir(opts.shm_dir, job) / ("node" + std::to_string(node)), ec);
+      std::filesystem::remove_all(node_memory, ec);
       if (at < nodes.size()) nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(at));
       ctx.out << "elastic: node " << node << " lost, no spare left (--shrink): " << nodes.size()
               << " node(s) left\n";
       record["node_lost"] = node;
     } else if (spares > 0) {
       --spares;
-      std::filesystem::remove_all(
-          hw::ShardStore::job_dir(opts.shm_dir, job) / ("node" + std::to_string(node)), ec);
+      std::filesystem::remove_all(node_memory, ec);
       ctx.out << "elastic: node " << node << " replaced by a spare (its shared memory gone); "
               << spares << " spare(s) left\n";
       record["node_replaced"] = node;
