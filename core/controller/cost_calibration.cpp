@@ -329,39 +329,45 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
                    median(busy)});
   }
   // The gradient sync of a stage, in Megatron's buckets per chunk (FSDP's
-  // per-pass collectives are not bucketed: no row).
+  // per-pass collectives are not bucketed: no row). The group's measured busy
+  // time holds what its stream ran: each bucket's compressor and steps
+  // (core::stage_sync; the compressor is no link's: fixed_ns), and a delayed
+  // sync's deferred steps once over the stage.
   if (plan.dp > 1 && plan.optimizer_sharding != OptimizerSharding::Fsdp) {
-    const CollectiveKind kind = plan.optimizer_sharding == OptimizerSharding::None
-                                    ? CollectiveKind::AllReduce
-                                    : CollectiveKind::ReduceScatter;
+    const bool replicated = plan.optimizer_sharding == OptimizerSharding::None;
+    const ComputeRates rates = compute_rates(preset_.device);
     const int chunks = plan.virtual_stages;
     for (const auto& entry : dp_busy) {
       // Not a structured binding: clang 14 (the fuzz build) cannot capture one.
       const int s = entry.first;
       const std::vector<double>& busy = entry.second;
       if (s >= plan.pp) continue;
-      out.push_back({split([&](const ClusterView& view) {
-                       double t = 0;
-                       for (int k = 0; k < chunks; ++k) {
-                         const int v = virtual_stage(plan.pp, s, k);
-                         const double params = chunk_params(v);
-                         const double buckets =
-                             std::max(1.0, std::ceil(params / megatron_bucket_params(plan.dp)));
-                         if (kind == CollectiveKind::AllReduce) {
-                           // The plan's sync mode and compressor (core/cost/grad_sync.hpp).
-                           const auto steps =
-                               bucket_sync_steps(plan, model, params / buckets,
-                                                 base.grad_bytes_per_param, place.dp_per_node);
-                           t += buckets * static_cast<double>(grad_sync_ns(steps, view));
-                         } else {
-                           t += buckets * static_cast<double>(collective_ns(
-                                              kind, params / buckets * base.grad_bytes_per_param,
-                                              plan.dp, place.dp_per_node, view));
-                         }
-                       }
-                       return t;
-                     }),
-                     median(busy)});
+      out.push_back(
+          {split([&](const ClusterView& view) {
+             double t = 0, stage = 0;
+             for (int k = 0; k < chunks; ++k) {
+               const double params = chunk_params(virtual_stage(plan.pp, s, k));
+               stage += params;
+               if (replicated) {
+                 t += static_cast<double>(stage_sync(plan, model, params, base.grad_bytes_per_param,
+                                                     place.dp_per_node, view, rates)
+                                              .now_ns());
+               } else {
+                 const double buckets =
+                     std::max(1.0, std::ceil(params / megatron_bucket_params(plan.dp)));
+                 t += buckets * static_cast<double>(
+                                    collective_ns(CollectiveKind::ReduceScatter,
+                                                  params / buckets * base.grad_bytes_per_param,
+                                                  plan.dp, place.dp_per_node, view));
+               }
+             }
+             if (replicated)
+               t += static_cast<double>(stage_sync(plan, model, stage, base.grad_bytes_per_param,
+                                                   place.dp_per_node, view, rates)
+                                            .deferred_ns);
+             return t;
+           }),
+           median(busy)});
     }
   }
   // FSDP: a stage's data-parallel group gathers every layer's parameters

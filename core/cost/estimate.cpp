@@ -142,32 +142,14 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   const TimeNs first_fwd = fwd;
   switch (plan.optimizer_sharding) {
     case OptimizerSharding::None: {
-      // The plan's sync mode and compressor (core/cost/grad_sync.hpp).
-      std::vector<MatrixShape> matrices;
-      if (plan.compression.enabled()) {
-        matrices = layer_gradient_matrices(model, plan.tp, ns(layers));
-        const int copies = p == 1 && !model.tied_embeddings ? 2 : 1;
-        const auto embedding = embedding_gradient_matrices(model, plan.tp, copies);
-        matrices.insert(matrices.end(), embedding.begin(), embedding.end());
-      }
-      const auto steps =
-          grad_sync_steps(plan, matrices, grad_bytes, profile.grad_bytes_per_param, dpn);
-      dp_comm = grad_sync_ns(steps, cluster);
-      // Delayed sync: its deferred steps run under the next iteration's compute.
-      const TimeNs deferred = deferred_sync_ns(steps, cluster);
-      const TimeNs now = dp_comm - deferred;
+      // The plan's sync mode and compressor, in buckets (core/cost/grad_sync.hpp).
+      const StageSync sync = stage_sync(plan, model, params, profile.grad_bytes_per_param, dpn,
+                                        cluster, compute_rates(device));
+      dp_comm = sync.now_ns() + sync.deferred_ns;
       dp_exposed =
-          (options.overlap_grad_reduce ? overlap_exposed_ns(now, last_bwd, now / tail_layers)
-                                       : now) +
-          std::max<TimeNs>(0, deferred - m * (fwd + bwd + rec));
-      if (plan.compression.enabled() && dp > 1) {
-        // The compressor runs on the GPU between backward and the sync: exposed.
-        const int k = plan.sync != SyncMode::Flat ? dpn : 1;
-        const TimeNs compress = compression_compute_ns(
-            plan.compression, shard_matrices(matrices, k), compute_rates(device));
-        dp_comm += compress;
-        dp_exposed += compress;
-      }
+          (options.overlap_grad_reduce ? stage_sync_exposed_ns(sync, last_bwd) : sync.now_ns()) +
+          // Delayed sync: its deferred steps run under the next iteration's compute.
+          std::max<TimeNs>(0, sync.deferred_ns - m * (fwd + bwd + rec));
       break;
     }
     case OptimizerSharding::Distributed: {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/cost/estimate.hpp"
+#include "core/cost/overlap.hpp"
 
 namespace parashift::core {
 
@@ -92,6 +93,31 @@ TimeNs bucket_compression_ns(const ParallelPlan& plan, const ModelSpec& model, d
   return compression_compute_ns(
       plan.compression, shard_matrices(bucket_gradient_matrices(plan, model, bucket_params), k),
       rates);
+}
+
+StageSync stage_sync(const ParallelPlan& plan, const ModelSpec& model, double params,
+                     double elem_bytes, int dp_per_node, const ClusterView& cluster,
+                     const ComputeRates& rates) {
+  StageSync out;
+  if (plan.dp <= 1 || params <= 0) return out;
+  out.buckets =
+      static_cast<int>(std::max(1.0, std::ceil(params / megatron_bucket_params(plan.dp))));
+  const double bucket_params = params / out.buckets;
+  const TimeNs compress = bucket_compression_ns(plan, model, bucket_params, dp_per_node, rates);
+  auto steps = bucket_sync_steps(plan, model, bucket_params, elem_bytes, dp_per_node);
+  std::erase_if(steps, [](const SyncStep& s) { return s.deferred; });
+  out.bucket_ns = compress + grad_sync_ns(steps, cluster);
+  out.compress_ns = out.buckets * compress;
+  if (plan.sync == SyncMode::Delayed)
+    out.deferred_ns =
+        deferred_sync_ns(bucket_sync_steps(plan, model, params, elem_bytes, dp_per_node), cluster);
+  return out;
+}
+
+TimeNs stage_sync_exposed_ns(const StageSync& sync, TimeNs backward_ns) {
+  if (sync.buckets <= 0) return 0;
+  const TimeNs filled_first = backward_ns / sync.buckets;
+  return overlap_exposed_ns(sync.now_ns(), backward_ns - filled_first, sync.bucket_ns);
 }
 
 TimeNs grad_sync_ns(std::span<const SyncStep> steps, const ClusterView& cluster) {

@@ -70,6 +70,29 @@ std::vector<MatrixShape> bucket_gradient_matrices(const ParallelPlan& plan, cons
 TimeNs bucket_compression_ns(const ParallelPlan& plan, const ModelSpec& model, double bucket_params,
                              int dp_per_node, const ComputeRates& rates);
 
+/// A stage's gradient sync of `params` as Megatron's DDP runs it and the
+/// simulator times it (sim/iteration.cpp): buckets of
+/// megatron_bucket_params(dp), each compressed then synchronised in turn on
+/// the group's stream once backward has filled it (its compressor and
+/// non-deferred steps, with each call's latency); a delayed sync's deferred
+/// steps run once over all `params` under the next iteration.
+struct StageSync {
+  int buckets = 0;
+  TimeNs bucket_ns = 0;    ///< one bucket's compressor and non-deferred steps
+  TimeNs compress_ns = 0;  ///< the compressor over all buckets
+  TimeNs deferred_ns = 0;  ///< the deferred steps, once
+  TimeNs now_ns() const { return buckets * bucket_ns; }
+};
+StageSync stage_sync(const ParallelPlan& plan, const ModelSpec& model, double params,
+                     double elem_bytes, int dp_per_node, const ClusterView& cluster,
+                     const ComputeRates& rates);
+
+/// What of the sync's non-deferred part a backward of `backward_ns` does not
+/// hide when bucket b of B is ready at (b + 1) / B of it and the buckets run
+/// one after another: the last bucket always, and all of them beyond the
+/// backward after the first bucket filled (overlap_exposed_ns).
+TimeNs stage_sync_exposed_ns(const StageSync& sync, TimeNs backward_ns);
+
 /// The steps' time on the cluster's links (NCCL's tuner picks each call's
 /// algorithm and protocol).
 TimeNs grad_sync_ns(std::span<const SyncStep> steps, const ClusterView& cluster);

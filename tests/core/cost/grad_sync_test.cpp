@@ -109,7 +109,11 @@ TEST_CASE("delayed sync defers all but the node reduce-scatter, and hides them b
   // GPT-3 175B on 25 Gb/s rails (the case above; dp 4, one replica a node,
   // so every step is inter-node and deferred): hierarchical exposes the
   // all-reduce past backward; delayed runs it under the next iteration's
-  // compute, so it exposes less, with the same bytes.
+  // compute, so it exposes less, with the same bytes. Its deferred steps run
+  // once over the stage, not per bucket as hierarchical's do (Megatron's 40M
+  // parameters a bucket), so it pays their call latencies once: its comm
+  // time is at most hierarchical's and within 1% of it (2.856 s against
+  // 2.863 s here).
   const DeviceSpec& d = device_preset("h100-sxm-80gb");
   ParallelPlan p = test::plan_175b();
   p.optimizer_sharding = OptimizerSharding::None;
@@ -119,7 +123,8 @@ TEST_CASE("delayed sync defers all but the node reduce-scatter, and hides them b
   const IterationEstimate h = estimate_iteration(test::gpt3_175b(), d, cluster, p, 2048);
   p.sync = SyncMode::Delayed;
   const IterationEstimate delayed = estimate_iteration(test::gpt3_175b(), d, cluster, p, 2048);
-  CHECK(delayed.dp_comm_ns == h.dp_comm_ns);
+  CHECK(delayed.dp_comm_ns <= h.dp_comm_ns);
+  CHECK(static_cast<double>(delayed.dp_comm_ns) > 0.99 * static_cast<double>(h.dp_comm_ns));
   CHECK(delayed.dp_comm_exposed_ns < h.dp_comm_exposed_ns);
   CHECK(delayed.total_ns < h.total_ns);
 }
@@ -135,4 +140,39 @@ TEST_CASE("scope rings keep the order the ring reaches hosts and members in") {
   // Between nodes: the first member of each host in that order, then the second.
   CHECK(scope_rings(ring, SyncScope::InterNode, host_of) ==
         std::vector<std::vector<int>>{{5, 0, 6, 2}, {4, 1, 7, 3}});
+}
+
+TEST_CASE(
+    "a stage's sync runs bucket by bucket: each call's latency per bucket, the last exposed") {
+  // dp 16: Megatron's buckets hold max(40M, 16M) = 40M parameters, so 100M
+  // parameters are 3 buckets of 33.3M. Uncompressed flat: one all-reduce of
+  // 33.3M x 4 B per bucket, so the stage's sync is 3 of those, more than one
+  // all-reduce of all 400 MB by two calls' latency.
+  const DeviceSpec& d = device_preset("h100-sxm-80gb");
+  const ClusterView cluster = published_cluster(d, 32, 8);
+  const ParallelPlan p = dp_plan(SyncMode::Flat, "none");
+  const StageSync s = stage_sync(p, test::gpt3_175b(), 100e6, 4.0, 4, cluster, compute_rates(d));
+  CHECK(s.buckets == 3);
+  CHECK(s.compress_ns == 0);
+  CHECK(s.deferred_ns == 0);
+  CHECK(s.bucket_ns == collective_ns(CollectiveKind::AllReduce, 100e6 / 3 * 4.0, 16, 4, cluster));
+  CHECK(s.now_ns() == 3 * s.bucket_ns);
+  CHECK(s.now_ns() > collective_ns(CollectiveKind::AllReduce, 400e6, 16, 4, cluster));
+  // With a compressor its GPU time runs before each bucket's steps.
+  const ParallelPlan c = dp_plan(SyncMode::Flat, "powersgd:4");
+  const StageSync sc = stage_sync(c, test::gpt3_175b(), 100e6, 4.0, 4, cluster, compute_rates(d));
+  CHECK(sc.compress_ns ==
+        3 * bucket_compression_ns(c, test::gpt3_175b(), 100e6 / 3, 4, compute_rates(d)));
+  CHECK(sc.compress_ns > 0);
+  CHECK(sc.bucket_ns > sc.compress_ns / 3);
+
+  // Exposure, 4 buckets of 100 ns: bucket b is ready at (b + 1) / 4 of backward.
+  const StageSync four{4, 100, 0, 0};
+  // Backward 1000 ns: ready at 250, 500, 750, 1000; each done 100 ns later,
+  // so only the last bucket's 100 ns stick out.
+  CHECK(stage_sync_exposed_ns(four, 1000) == 100);
+  // Backward 200 ns: ready at 50..200, the stream busy from 50 to 450:
+  // 250 ns past backward's end (= 400 - 200 x 3 / 4).
+  CHECK(stage_sync_exposed_ns(four, 200) == 250);
+  CHECK(stage_sync_exposed_ns(StageSync{}, 200) == 0);
 }
