@@ -4,11 +4,15 @@
 // compressor the `sync` module may choose, and with the module's own choice
 // (core::rank_sync_choices on the presets: here the simulated cluster is
 // the preset). Prints one row per setup and the goals' counts:
-//   sync_sweep [LIMIT]     (LIMIT: the first N setups only)
+//   sync_sweep [--batch-tokens N] [LIMIT]
+//     LIMIT: the first LIMIT setups only
+//     --batch-tokens N: a global batch of at least N tokens (4,194,304: the
+//     4M tokens of production pre-training runs) instead of the smallest
 // Setups: for each model, the smallest tp x pp (tp <= 8 within a node) whose
 // replicated-optimizer memory fits 80 GB, dp = GPUs / (tp pp) >= 2, global
-// batch = max(64, dp) sequences of 4,096 tokens, 1F1B. Setups run in
-// parallel over the cores; rows print in setup order.
+// batch = max(64, dp, N / 4,096) sequences of 4,096 tokens, rounded down to
+// a multiple of dp, 1F1B. Setups run in parallel over the cores; rows print
+// in setup order.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -52,7 +56,7 @@ std::string yaml(const Setup& s, const std::string& sync, const std::string& com
 const std::filesystem::path kFile =
     std::filesystem::path(PARASHIFT_SOURCE_DIR) / "scenarios/x.yaml";
 
-std::vector<Setup> setups() {
+std::vector<Setup> setups(long batch_tokens) {
   std::vector<Setup> out;
   for (const char* model : {"llama2-7b", "llama3-8b", "llama2-70b", "llama3-70b", "gpt3-175b"})
     for (int gpus : {16, 32, 64, 128, 256, 512, 1024, 2048, 4096})
@@ -65,7 +69,8 @@ std::vector<Setup> setups() {
             s.tp = tp;
             s.pp = pp;
             s.dp = gpus / (tp * pp);
-            s.global_batch = std::max(64, s.dp) / s.dp * s.dp;
+            const long sequences = std::max<long>({64, s.dp, batch_tokens / 4096});
+            s.global_batch = static_cast<int>(sequences / s.dp * s.dp);
             const core::Scenario sc = core::parse_scenario(yaml(s, "flat", "none"), kFile, {});
             const double peak = core::peak_memory(sc.model, sc.plan, 4096).total_bytes();
             found = peak <= 0.95 * sc.device.hbm_bytes;
@@ -120,19 +125,42 @@ Row evaluate(const Setup& s) {
   return row;
 }
 
+// A whole number of at most 9 digits, or -1.
+long whole(const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::strtol(text.c_str(), nullptr, 10);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::size_t limit = 0;
-  if (argc > 2 ||
-      (argc == 2 && (std::string(argv[1]).find_first_not_of("0123456789") != std::string::npos ||
-                     std::string(argv[1]).size() > 9))) {
-    std::fprintf(stderr, "sync_sweep: expected [LIMIT], a whole number of setups, got '%s'\n",
-                 argc > 2 ? argv[2] : argv[1]);
-    return 2;
+  bool limit_given = false;
+  long batch_tokens = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--batch-tokens") {
+      batch_tokens = i + 1 < argc ? whole(argv[i + 1]) : -1;
+      if (batch_tokens <= 0) {
+        std::fprintf(
+            stderr, "sync_sweep: --batch-tokens: expected a whole number of tokens > 0, got '%s'\n",
+            i + 1 < argc ? argv[i + 1] : "");
+        return 2;
+      }
+      ++i;
+    } else if (const long n = whole(arg); n >= 0 && !limit_given) {
+      limit = static_cast<std::size_t>(n);
+      limit_given = true;
+    } else {
+      std::fprintf(
+          stderr,
+          "sync_sweep: expected [--batch-tokens N] [LIMIT], a whole number of setups, got '%s'\n",
+          arg.c_str());
+      return 2;
+    }
   }
-  if (argc == 2) limit = std::strtoul(argv[1], nullptr, 10);
-  auto all = setups();
+  auto all = setups(batch_tokens);
   if (limit > 0 && limit < all.size()) all.resize(limit);
   std::vector<Row> rows(all.size());
   std::atomic<std::size_t> next{0};
@@ -143,8 +171,8 @@ int main(int argc, char** argv) {
     });
   for (auto& t : pool) t.join();
   int slower = 0, off_best = 0, slow_rails = 0, slow_rails_2x = 0, changed = 0, wins = 0;
-  std::printf("%-10s %5s %4s %-14s %9s %9s %9s  %s\n", "model", "gpus", "Gb/s", "plan", "flat s",
-              "best s", "chosen s", "chosen (best)");
+  std::printf("%-10s %5s %4s %-14s %6s %9s %9s %9s  %s\n", "model", "gpus", "Gb/s", "plan", "batch",
+              "flat s", "best s", "chosen s", "chosen (best)");
   for (std::size_t i = 0; i < all.size(); ++i) {
     const Setup& s = all[i];
     const Row& r = rows[i];
@@ -159,9 +187,9 @@ int main(int argc, char** argv) {
     }
     const std::string plan =
         "tp" + std::to_string(s.tp) + " pp" + std::to_string(s.pp) + " dp" + std::to_string(s.dp);
-    std::printf("%-10s %5d %4d %-14s %9.4f %9.4f %9.4f  %s (%s)\n", s.model.c_str(), s.gpus,
-                s.nic_gbps, plan.c_str(), r.flat_s, r.best_s, r.pick_s, r.pick_label.c_str(),
-                r.best_label.c_str());
+    std::printf("%-10s %5d %4d %-14s %6d %9.4f %9.4f %9.4f  %s (%s)\n", s.model.c_str(), s.gpus,
+                s.nic_gbps, plan.c_str(), s.global_batch, r.flat_s, r.best_s, r.pick_s,
+                r.pick_label.c_str(), r.best_label.c_str());
   }
   std::printf("\n%zu setups; the module re-plans %d\n", all.size(), changed);
   std::printf("chosen > 2%% slower than flat uncompressed: %d\n", slower);
