@@ -4,8 +4,10 @@
 // compressor the `sync` module may choose, and with the module's own choice
 // (core::rank_sync_choices on the presets: here the simulated cluster is
 // the preset). Prints one row per setup and the goals' counts:
-//   sync_sweep [--batch-tokens N] [LIMIT]
+//   sync_sweep [--batch-tokens N] [--setup MODEL:GPUS:GBPS]... [LIMIT]
 //     LIMIT: the first LIMIT setups only
+//     --setup: only the named setups (e.g. llama2-7b:128:50), each one that
+//     the sweep builds
 //     --batch-tokens N: a global batch of at least N tokens (4,194,304: the
 //     4M tokens of production pre-training runs) instead of the smallest
 // Setups: for each model, the smallest tp x pp (tp <= 8 within a node) whose
@@ -138,6 +140,8 @@ int main(int argc, char** argv) {
   std::size_t limit = 0;
   bool limit_given = false;
   long batch_tokens = 0;
+  std::vector<std::string> named;  // --setup
+  const char* usage = "[--batch-tokens N] [--setup MODEL:GPUS:GBPS]... [LIMIT]";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--batch-tokens") {
@@ -149,18 +153,37 @@ int main(int argc, char** argv) {
         return 2;
       }
       ++i;
+    } else if (arg == "--setup" && i + 1 < argc) {
+      named.emplace_back(argv[++i]);
     } else if (const long n = whole(arg); n >= 0 && !limit_given) {
       limit = static_cast<std::size_t>(n);
       limit_given = true;
     } else {
-      std::fprintf(
-          stderr,
-          "sync_sweep: expected [--batch-tokens N] [LIMIT], a whole number of setups, got '%s'\n",
-          arg.c_str());
+      std::fprintf(stderr, "sync_sweep: expected %s, LIMIT a whole number of setups, got '%s'\n",
+                   usage, arg.c_str());
       return 2;
     }
   }
   auto all = setups(batch_tokens);
+  if (!named.empty()) {
+    std::vector<Setup> picked;
+    for (const std::string& name : named) {
+      const auto at = std::find_if(all.begin(), all.end(), [&](const Setup& s) {
+        return s.model + ":" + std::to_string(s.gpus) + ":" + std::to_string(s.nic_gbps) == name;
+      });
+      if (at == all.end()) {
+        std::fprintf(
+            stderr,
+            "sync_sweep: --setup: no setup '%s' (expected MODEL:GPUS:GBPS, one of the "
+            "setups the sweep builds: llama2-7b, llama3-8b, llama2-70b, llama3-70b, gpt3-175b; 16 "
+            "to 4096 GPUs, powers of two; 25, 50, 100, 200 or 400 Gb/s)\n",
+            name.c_str());
+        return 2;
+      }
+      picked.push_back(*at);
+    }
+    all = std::move(picked);
+  }
   if (limit > 0 && limit < all.size()) all.resize(limit);
   std::vector<Row> rows(all.size());
   std::atomic<std::size_t> next{0};
