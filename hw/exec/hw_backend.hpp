@@ -135,6 +135,9 @@ class HwBackend : public core::Backend {
             const core::ParallelPlan& plan, HwOptions options, Communicator& world);
 
   core::Capabilities capabilities() const override;
+  /// What a job of `ranks` ranks of `model` at `seq_len` can do (what
+  /// capabilities() returns), for a process that holds none of its ranks.
+  static core::Capabilities capabilities_for(const core::ModelSpec& model, int seq_len, int ranks);
   /// Collective: runs one iteration; `plan` must be the plan it was built with.
   core::StepReport step(const core::ParallelPlan& plan) override;
   /// The plan it runs (the last re-plan's).

@@ -60,13 +60,17 @@ std::string executor_plan_problem(const core::ParallelPlan& plan, int seq_len) {
 }
 
 core::Capabilities HwBackend::capabilities() const {
+  return capabilities_for(model_, shape_.seq_len, world_.size());
+}
+
+core::Capabilities HwBackend::capabilities_for(const core::ModelSpec& model, int seq_len,
+                                               int ranks) {
   core::Capabilities caps;
   caps.live_repartition = true;
   caps.snapshots_to_host = true;
   caps.live_replan = true;
-  caps.ranks = world_.size();
-  caps.runs_plan = [model = model_, seq_len = shape_.seq_len,
-                    ranks = world_.size()](const core::ParallelPlan& plan) {
+  caps.ranks = ranks;
+  caps.runs_plan = [model, seq_len, ranks](const core::ParallelPlan& plan) {
     return executor_plan_problem(plan, seq_len).empty() &&
            plan.problems(model, seq_len, ranks).empty();
   };

@@ -19,6 +19,8 @@
 // segments by spinning (HwBackend::set_compute_slowdown).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "hw/comm/communicator.hpp"
 #include "hw/comm/virtual_time.hpp"
 #include "hw/exec/hw_backend.hpp"
+#include "report_wire.hpp"
 
 namespace parashift::test {
 
@@ -42,9 +45,17 @@ class ThreadedHwBackend : public core::Backend {
   /// Rank r starts on GPU r, each GPU a host of its own (its shared memory
   /// holds the rank's snapshot shards and the replica of rank r - 1's);
   /// `spare_gpus` more are free.
+  /// With `world` (an MPI job: one process per GPU, GPU g on world rank g,
+  /// at least as many processes as GPUs) the ranks are processes, not
+  /// threads: this process runs the rank placed on its GPU, if any, over a
+  /// group split from `world`; the job's rank 0's process sends each report
+  /// (and the job's shape after every change) to every process, so that
+  /// each process's controller, spares' and failed GPUs' included, decides
+  /// the same.
   ThreadedHwBackend(const core::ModelSpec& model, int seq_len, const core::ParallelPlan& plan,
                     hw::ComputeClock clock = hw::ComputeClock::ThreadCpu,
-                    std::optional<hw::VirtualLink> link = std::nullopt, int spare_gpus = 0);
+                    std::optional<hw::VirtualLink> link = std::nullopt, int spare_gpus = 0,
+                    hw::Communicator* world = nullptr);
   ~ThreadedHwBackend() override;
   core::Capabilities capabilities() const override;
   /// Reports the GPUs failed since the last step as failures (and runs no
@@ -61,11 +72,19 @@ class ThreadedHwBackend : public core::Backend {
   /// reports it ("fail gpu G").
   void fail_gpu(int gpu) { failing_.push_back(gpu); }
   int gpu_of_rank(int rank) const { return placement_.gpu_of_rank(rank); }
+  /// Rank r's backend (this process's ranks only).
   hw::HwBackend& rank(int r) { return *ranks_[static_cast<std::size_t>(r)]; }
   const hw::HwBackend& rank(int r) const { return *ranks_[static_cast<std::size_t>(r)]; }
+  /// Stretches rank r's compute by `factor` (where this process runs it).
+  void set_compute_slowdown(int rank, double factor);
+  /// As the job now runs (rank 0's; every process knows them).
+  const std::vector<int>& layers_per_stage() const;
+  const std::vector<int>& micro_batches_per_replica() const;
   /// With a virtual link: the job's virtual time (rank 0's clock; every
-  /// rank's is the same between steps).
-  core::TimeNs virtual_now_ns() const { return clocks_.empty() ? 0 : clocks_[0]->now_ns(); }
+  /// rank's is the same between steps). Threads only.
+  core::TimeNs virtual_now_ns() const {
+    return clocks_.empty() || !clocks_[0] ? 0 : clocks_[0]->now_ns();
+  }
   /// Per step, per rank: compute / (micro-batches x layers) as the step ran.
   const std::vector<std::vector<double>>& per_layer_ns() const { return per_layer_ns_; }
 
@@ -73,6 +92,13 @@ class ThreadedHwBackend : public core::Backend {
   /// New ranks for `plan` on placement_, over a new group (the virtual
   /// clocks keep the job's time).
   void launch(const core::ParallelPlan& plan);
+  bool local(int rank) const;  // runs in this process
+  /// Runs work(r) for every rank this process runs: on threads, or inline.
+  void on_local_ranks(const std::function<void(int)>& work);
+  /// MPI: `bytes` from the job's rank 0's process, sent to every process.
+  std::vector<std::byte> from_rank0(std::vector<std::byte> bytes) const;
+  /// MPI: every process learns the shape rank 0 now runs.
+  void share_shape();
 
   core::ModelSpec model_;
   int seq_len_;
@@ -85,15 +111,20 @@ class ThreadedHwBackend : public core::Backend {
   std::vector<std::unique_ptr<hw::Communicator>> comms_;
   std::vector<std::unique_ptr<hw::VirtualClock>> clocks_;       // with a virtual link
   std::vector<std::unique_ptr<hw::Communicator>> timed_comms_;  // around comms_, on clocks_
-  std::vector<std::unique_ptr<hw::HwBackend>> ranks_;
+  std::vector<std::unique_ptr<hw::HwBackend>> ranks_;           // by rank; null where not local
   std::vector<std::vector<double>> per_layer_ns_;
+  hw::Communicator* world_ = nullptr;       // MPI: one process per GPU
+  std::unique_ptr<hw::Communicator> idle_;  // MPI: the group of processes with no rank
+  core::ParallelPlan plan_;                 // the plan the ranks run
+  JobShape shape_;                          // MPI: rank 0's, shared
 };
 
 class HwHarness {
  public:
   static constexpr bool kMeasured = true;  // real thread CPU time on this machine
   explicit HwHarness(const ContractCase& c, hw::ComputeClock clock = hw::ComputeClock::ThreadCpu,
-                     std::optional<hw::VirtualLink> link = std::nullopt);
+                     std::optional<hw::VirtualLink> link = std::nullopt,
+                     hw::Communicator* world = nullptr);
   core::Backend& backend() { return backend_; }
   void slow_down(int rank, double factor);
   core::JobModel job(std::int64_t total_iterations) const;
@@ -129,6 +160,20 @@ class CountedHwHarness : public HwHarness {
   static constexpr bool kMeasured = false;
   explicit CountedHwHarness(const ContractCase& c)
       : HwHarness(c, hw::ComputeClock::Counted, hw::VirtualLink{}) {}
+};
+
+/// The MPI job's world for MpiCountedHwHarness (set by the MPI contract
+/// test's main, tests/hw/mpi_contract_test.cpp).
+hw::Communicator*& mpi_world();
+
+/// The counted harness with the ranks as MPI processes (ThreadedHwBackend's
+/// `world`): the executor's production path, one HwBackend per process
+/// over MpiCommunicator groups, on the counted clock and virtual time.
+class MpiCountedHwHarness : public HwHarness {
+ public:
+  static constexpr bool kMeasured = false;
+  explicit MpiCountedHwHarness(const ContractCase& c)
+      : HwHarness(c, hw::ComputeClock::Counted, hw::VirtualLink{}, mpi_world()) {}
 };
 
 }  // namespace parashift::test
