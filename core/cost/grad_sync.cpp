@@ -20,11 +20,6 @@ std::vector<MatrixShape> layer_gradient_matrices(const ModelSpec& model, int tp,
           {model.ffn_hidden / t, h, layers}};
 }
 
-std::vector<MatrixShape> embedding_gradient_matrices(const ModelSpec& model, int tp, int copies) {
-  return {{static_cast<double>(model.vocab) / tp, static_cast<double>(model.hidden),
-           static_cast<double>(copies)}};
-}
-
 std::vector<MatrixShape> shard_matrices(std::span<const MatrixShape> matrices, int k) {
   std::vector<MatrixShape> out(matrices.begin(), matrices.end());
   for (MatrixShape& m : out) m.rows = std::ceil(m.rows / k);
@@ -107,7 +102,6 @@ StageSync stage_sync(const ParallelPlan& plan, const ModelSpec& model, double pa
   auto steps = bucket_sync_steps(plan, model, bucket_params, elem_bytes, dp_per_node);
   std::erase_if(steps, [](const SyncStep& s) { return s.deferred; });
   out.bucket_ns = compress + grad_sync_ns(steps, cluster);
-  out.compress_ns = out.buckets * compress;
   if (plan.sync == SyncMode::Delayed)
     out.deferred_ns =
         deferred_sync_ns(bucket_sync_steps(plan, model, params, elem_bytes, dp_per_node), cluster);

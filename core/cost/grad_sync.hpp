@@ -45,9 +45,6 @@ struct SyncStep {
 /// output ((hidden / tp) x hidden), the MLP's up (and gate: hidden x
 /// ffn / tp each, fused) and down ((ffn / tp) x hidden); each `layers` times.
 std::vector<MatrixShape> layer_gradient_matrices(const ModelSpec& model, int tp, double layers);
-/// The embedding table's (vocab / tp) x hidden, `copies` times (two when
-/// untied and one stage holds both ends).
-std::vector<MatrixShape> embedding_gradient_matrices(const ModelSpec& model, int tp, int copies);
 
 /// The steps of one sync of `grad_bytes` of gradients in `matrices` (each
 /// element `elem_bytes`) over plan.dp replicas, `dp_per_node` to a node.
@@ -79,7 +76,6 @@ TimeNs bucket_compression_ns(const ParallelPlan& plan, const ModelSpec& model, d
 struct StageSync {
   int buckets = 0;
   TimeNs bucket_ns = 0;    ///< one bucket's compressor and non-deferred steps
-  TimeNs compress_ns = 0;  ///< the compressor over all buckets
   TimeNs deferred_ns = 0;  ///< the deferred steps, once
   TimeNs now_ns() const { return buckets * bucket_ns; }
 };
