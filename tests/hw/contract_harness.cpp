@@ -113,25 +113,23 @@ void ThreadedHwBackend::on_local_ranks(const std::function<void(int)>& work) {
     if (local(r)) work(r);
 }
 
-std::vector<std::byte> ThreadedHwBackend::from_rank0(std::vector<std::byte> bytes) const {
+core::StepReport ThreadedHwBackend::share(const core::StepReport& mine) {
   constexpr int kTag = 9001;  // the world's own: the ranks talk over groups split from it
   const int root = placement_.gpu_of_rank(0);
-  if (world_->rank() != root) return world_->recv_bytes(root, kTag);
-  for (int q = 0; q < world_->size(); ++q)
-    if (q != root) world_->send_bytes(bytes, q, kTag);
-  world_->flush_sends();
-  return bytes;
-}
-
-void ThreadedHwBackend::share_shape() {
-  if (world_ == nullptr) return;
   std::vector<std::byte> bytes;
-  if (local(0))
+  if (world_->rank() == root) {
     bytes =
-        encode_report({}, {ranks_[0]->layers_per_stage(), ranks_[0]->micro_batches_per_replica(),
-                           ranks_[0]->iterations_done()});
-  core::StepReport unused;
-  decode_report(from_rank0(std::move(bytes)), unused, shape_);
+        encode_report(mine, {ranks_[0]->layers_per_stage(), ranks_[0]->micro_batches_per_replica(),
+                             ranks_[0]->iterations_done()});
+    for (int q = 0; q < world_->size(); ++q)
+      if (q != root) world_->send_bytes(bytes, q, kTag);
+    world_->flush_sends();
+  } else {
+    bytes = world_->recv_bytes(root, kTag);
+  }
+  core::StepReport report;
+  decode_report(bytes, report, shape_);
+  return report;
 }
 
 const std::vector<int>& ThreadedHwBackend::layers_per_stage() const {
@@ -217,17 +215,7 @@ core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
     reports[static_cast<std::size_t>(r)] = ranks_[static_cast<std::size_t>(r)]->step(plan);
   });
   // Every rank built the same report; rank 0's is everyone's.
-  core::StepReport report;
-  if (world_ != nullptr) {
-    std::vector<std::byte> bytes;
-    if (local(0))
-      bytes = encode_report(reports[0],
-                            {ranks_[0]->layers_per_stage(), ranks_[0]->micro_batches_per_replica(),
-                             ranks_[0]->iterations_done()});
-    decode_report(from_rank0(std::move(bytes)), report, shape_);
-  } else {
-    report = std::move(reports[0]);
-  }
+  core::StepReport report = world_ != nullptr ? share(reports[0]) : std::move(reports[0]);
   const core::RankLayout layout(plan);
   const auto& layers = layers_per_stage();
   const auto& micro = micro_batches_per_replica();

@@ -95,10 +95,12 @@ class ThreadedHwBackend : public core::Backend {
   bool local(int rank) const;  // runs in this process
   /// Runs work(r) for every rank this process runs: on threads, or inline.
   void on_local_ranks(const std::function<void(int)>& work);
-  /// MPI: `bytes` from the job's rank 0's process, sent to every process.
-  std::vector<std::byte> from_rank0(std::vector<std::byte> bytes) const;
-  /// MPI: every process learns the shape rank 0 now runs.
-  void share_shape();
+  /// MPI: rank 0's report `mine` (empty between steps) and the shape it
+  /// now runs, sent by its process to every process; sets shape_.
+  core::StepReport share(const core::StepReport& mine);
+  void share_shape() {
+    if (world_ != nullptr) share({});
+  }
 
   core::ModelSpec model_;
   int seq_len_;
