@@ -10,7 +10,9 @@
 //     the sweep builds
 //     --batch-tokens N: a global batch of at least N tokens (4,194,304: the
 //     4M tokens of production pre-training runs) instead of the smallest
-// Setups: for each model, the smallest tp x pp (tp <= 8 within a node) whose
+// Setups: for each shipped model, 8 GPUs (one node, one row: its sync stays
+// on NVLink) and 16 to 4,096 at each rail speed, with the smallest tp x pp
+// (tp <= 8 within a node, pp <= 32 and admitted by the model's layers) whose
 // replicated-optimizer memory fits 80 GB, dp = GPUs / (tp pp) >= 2, global
 // batch = max(64, dp, N / 4,096) sequences of 4,096 tokens, rounded down to
 // a multiple of dp, 1F1B. Setups run in parallel over the cores; rows print
@@ -26,6 +28,7 @@
 
 #include "core/controller/sync_policy.hpp"
 #include "core/cost/memory.hpp"
+#include "core/errors.hpp"
 #include "core/scenario/cluster_view.hpp"
 #include "core/scenario/scenario.hpp"
 #include "sim/run.hpp"
@@ -55,17 +58,24 @@ std::string yaml(const Setup& s, const std::string& sync, const std::string& com
          "\n  compression: " + compression + "\nrun:\n  iterations: 2\n  seed: 1\n";
 }
 
+// Every model shipped in scenarios/models.
+constexpr const char* kModels[] = {"llama2-7b",   "llama3-8b",   "llama2-70b",
+                                   "llama3-70b",  "gpt3-175b",   "bloom-176b",
+                                   "llama3-405b", "mt-nlg-530b", "megatron-1t"};
+
 const std::filesystem::path kFile =
     std::filesystem::path(PARASHIFT_SOURCE_DIR) / "scenarios/x.yaml";
 
 std::vector<Setup> setups(long batch_tokens) {
   std::vector<Setup> out;
-  for (const char* model : {"llama2-7b", "llama3-8b", "llama2-70b", "llama3-70b", "gpt3-175b"})
-    for (int gpus : {16, 32, 64, 128, 256, 512, 1024, 2048, 4096})
+  for (const char* model : kModels)
+    for (int gpus : {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096})
       for (int nic : {25, 50, 100, 200, 400}) {
+        // One node: its sync never leaves NVLink, so one rail speed stands for all.
+        if (gpus == 8 && nic != 400) continue;
         Setup s{model, gpus, nic};
         bool found = false;
-        for (int pp : {1, 2, 4, 8, 16})
+        for (int pp : {1, 2, 4, 8, 16, 32})
           for (int tp : {1, 2, 4, 8}) {
             if (found || tp * pp * 2 > gpus) continue;
             s.tp = tp;
@@ -73,9 +83,13 @@ std::vector<Setup> setups(long batch_tokens) {
             s.dp = gpus / (tp * pp);
             const long sequences = std::max<long>({64, s.dp, batch_tokens / 4096});
             s.global_batch = static_cast<int>(sequences / s.dp * s.dp);
-            const core::Scenario sc = core::parse_scenario(yaml(s, "flat", "none"), kFile, {});
-            const double peak = core::peak_memory(sc.model, sc.plan, 4096).total_bytes();
-            found = peak <= 0.95 * sc.device.hbm_bytes;
+            try {
+              const core::Scenario sc = core::parse_scenario(yaml(s, "flat", "none"), kFile, {});
+              const double peak = core::peak_memory(sc.model, sc.plan, 4096).total_bytes();
+              found = peak <= 0.95 * sc.device.hbm_bytes;
+            } catch (const core::InputError&) {
+              // A plan the model does not admit (pp not dividing its layers): the next.
+            }
           }
         if (found) out.push_back(s);
       }
@@ -175,8 +189,8 @@ int main(int argc, char** argv) {
         std::fprintf(
             stderr,
             "sync_sweep: --setup: no setup '%s' (expected MODEL:GPUS:GBPS, one of the "
-            "setups the sweep builds: llama2-7b, llama3-8b, llama2-70b, llama3-70b, gpt3-175b; 16 "
-            "to 4096 GPUs, powers of two; 25, 50, 100, 200 or 400 Gb/s)\n",
+            "setups the sweep builds: a model in scenarios/models; 16 to 4096 GPUs, powers of "
+            "two, at 25, 50, 100, 200 or 400 Gb/s, or 8 GPUs at 400; a plan that fits)\n",
             name.c_str());
         return 2;
       }
@@ -204,7 +218,8 @@ int main(int argc, char** argv) {
     changed += r.picked_change;
     wins += r.best_s < 0.95 * r.flat_s;
     // A rail per GPU (nic_gbps / 8 GB/s) against NVLink's 450 GB/s a direction (H100).
-    if (s.nic_gbps / 8.0 <= 450.0 / 8) {
+    // One node (8 GPUs) has no inter-node link to compare.
+    if (s.gpus > 8 && s.nic_gbps / 8.0 <= 450.0 / 8) {
       ++slow_rails;
       slow_rails_2x += r.flat_s >= 2 * r.pick_s;
     }
