@@ -204,6 +204,17 @@ void apply_framework(const Row& row, PublishedRun& run) {
                              ": unfused attention, gradient all-reduce after backward");
     }
   }
+  if ((has(framework, "jax") || has(framework, "pax") || has(framework, "maxtext")) &&
+      !has(lower(row.text(kPrecision)), "transformer engine")) {
+    // XLA ran attention unfused until "as of 2/6/2024, CuDNN flash attention
+    // was enabled by default via XLA" (JAX-Toolbox Pax README, commit
+    // f13e247c); a release of 2023 without Transformer Engine had none.
+    if (const int year = release_year(framework); year > 0 && year <= 2023) {
+      run.model.attention = AttentionKernel::Unfused;
+      run.defaults.push_back("XLA " + std::to_string(year) +
+                             " without Transformer Engine: " + "unfused attention");
+    }
+  }
   if (has(framework, "torchtitan")) {
     run.options.grad_reduce_bytes = 4.0;  // FSDP2 mixed precision reduces in FP32
     if (run.plan.optimizer_sharding == OptimizerSharding::Fsdp && run.plan.pp > 1) {

@@ -206,3 +206,29 @@ TEST_CASE("out-of-range sizes are malformed or skipped, never predicted") {
   REQUIRE(r.skipped.size() == 1);
   CHECK(r.skipped[0].reason.find("sizes out of range") != std::string::npos);
 }
+
+TEST_CASE("XLA of 2023 without Transformer Engine runs attention unfused") {
+  // XLA turned cuDNN flash attention on by default on 2024-02-06 (JAX-Toolbox
+  // Pax README): a 2023 container without TE has none; TE's rows and later
+  // containers keep the default, fused. The same 126M plan four ways.
+  const std::string plan =
+      "GPT-3 style,12,768,12,12,3072,2048,50304,A100-SXM4-80GB,64,8,1,1,64,1,,4,256,none,no,";
+  const std::string csv = std::string(kHeader) +  //
+                          "A,G,GPT," + plan + "BF16,none,\"Paxml (JAX/XLA), jax:23.08\",,0.14,\n" +
+                          "B,G,GPT," + plan +
+                          "BF16 (Transformer Engine),none,\"Paxml (JAX/XLA), jax:23.08\",,0.11,\n" +
+                          "C,G,GPT," + plan + "BF16,none,\"Paxml (JAX/XLA), jax:24.04\",,0.12,\n" +
+                          "D,G,GPT," + plan + "BF16,none,Megatron-Core 0.9 (2024),,0.12,\n";
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "x.csv"), "x.csv");
+  REQUIRE(r.rows.size() == 4);
+  CHECK(r.rows[0].run.model.attention == AttentionKernel::Unfused);
+  CHECK(r.rows[1].run.model.attention == AttentionKernel::Fused);
+  CHECK(r.rows[2].run.model.attention == AttentionKernel::Fused);
+  CHECK(r.rows[3].run.model.attention == AttentionKernel::Fused);
+  // Unfused attention writes and reads the s x s scores: 12 heads x 2048^2 =
+  // 50M a layer and sequence, some 20 B each through softmax and dropout,
+  // forward and backward: ~1 GB, ~0.7 ms at ~1.5 TB/s, against ~126 GFLOP
+  // of GEMMs and attention (3 x (24 s h^2 + 4 s^2 h)), ~0.6 ms at ~200
+  // TFLOP/s. About twice the time: more than 1.2x with margin.
+  CHECK(r.rows[0].predicted_s > 1.2 * r.rows[1].predicted_s);
+}
