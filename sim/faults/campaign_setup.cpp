@@ -60,16 +60,50 @@ TimeNs PlanTimes::split_ns(const core::ParallelPlan& asked) {
   const core::ParallelPlan plan = stand_in(asked);
   const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
   if (const auto it = split_.find(key); it != split_.end()) return it->second;
-  const std::vector<int> spares = backend_.capabilities().spare_gpus;
   TimeNs t = get(plan).iteration_ns;
+  // A backend of its own: the shared one keeps the plan's placement, and
+  // its spares follow the plan it ran last (a shrunk one leaves GPUs idle
+  // that the launch's plan runs on).
+  SimBackend split(scenario_);
+  split.set_slowdowns(Slowdowns({}, scenario_.topology, 0));
+  const std::vector<int> spares = split.capabilities().spare_gpus;
   if (!spares.empty()) {
-    // A backend of its own: the shared one keeps the plan's placement.
-    SimBackend split(scenario_);
-    split.set_slowdowns(Slowdowns({}, scenario_.topology, 0));
     split.apply(core::Directive{core::RemapDirective{0, spares.front()}, "campaign", 0});
     t = split.step(plan).iteration_ns;
   }
   split_.emplace(key, t);
+  return t;
+}
+
+TimeNs PlanTimes::off_rack_ns(const core::ParallelPlan& asked) {
+  const core::ParallelPlan plan = stand_in(asked);
+  const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
+  if (const auto it = off_rack_.find(key); it != off_rack_.end()) return it->second;
+  TimeNs t = get(plan).iteration_ns;
+  // A backend of its own, as split_ns's; its spares are those of the
+  // scenario's launch (the shared backend's follow the plan it ran last).
+  SimBackend moved(scenario_);
+  moved.set_slowdowns(Slowdowns({}, scenario_.topology, 0));
+  const core::Capabilities caps = moved.capabilities();
+  if (!caps.place_of_gpu.empty()) {
+    const core::GpuPlace home = caps.place_of_gpu.front();
+    std::vector<int> ranks;  // on the first host
+    for (int g = 0; g < plan.gpus(); ++g)
+      if (caps.place_of_gpu[static_cast<std::size_t>(g)].host == home.host) ranks.push_back(g);
+    std::map<int, std::vector<int>> spares_of_host;  // spare hosts in another rack
+    for (int g : caps.spare_gpus) {
+      const core::GpuPlace& at = caps.place_of_gpu[static_cast<std::size_t>(g)];
+      if (at.rack != home.rack) spares_of_host[at.host].push_back(g);
+    }
+    for (const auto& [host, spares] : spares_of_host) {
+      if (spares.size() < ranks.size()) continue;
+      for (std::size_t i = 0; i < ranks.size(); ++i)
+        moved.apply(core::Directive{core::RemapDirective{ranks[i], spares[i]}, "campaign", 0});
+      t = moved.step(plan).iteration_ns;
+      break;
+    }
+  }
+  off_rack_.emplace(key, t);
   return t;
 }
 

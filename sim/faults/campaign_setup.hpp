@@ -58,6 +58,12 @@ class PlanTimes {
   /// collectives leave NVLink; simulated once per plan and reused. The
   /// plan's own time when the scenario has no spare to split onto.
   TimeNs split_ns(const core::ParallelPlan& plan);
+  /// The iteration with the first host's ranks moved together onto a spare
+  /// host in another rack (faults.replace host after a failure, where no
+  /// spare is in the failed host's rack): its pipeline sends and ring legs
+  /// leave the rack's leaves. Simulated once per plan and reused; the
+  /// plan's own time when no spare host is in another rack.
+  TimeNs off_rack_ns(const core::ParallelPlan& plan);
   /// Plans simulated so far (stand-ins count once).
   std::size_t simulated() const { return simulated_.size(); }
 
@@ -72,6 +78,7 @@ class PlanTimes {
   std::map<std::string, PlanTiming> cache_;
   std::map<std::string, TimeNs> slowed_;
   std::map<std::string, TimeNs> split_;
+  std::map<std::string, TimeNs> off_rack_;
 };
 
 struct CampaignSetup {

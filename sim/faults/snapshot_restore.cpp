@@ -89,11 +89,15 @@ double SnapshotRun::restore(core::RecoveryPlan& plan, TimeNs now, bool& state_lo
   mapping_ = mapping;
   plan.remaps = remap.placed;
   // A rank moved alone (faults.replace gpu) splits its tensor-parallel
-  // group over two hosts: the iteration from now on is the split one's.
-  // Only the moved ranks' groups can have split (set_plan looks at all).
-  bool split = split_;
-  for (const auto& p : remap.placed) split = split || group_split(p.rank);
-  if (split != split_) set_plan(plan_, batch_share_);
+  // group over two hosts, and a host's ranks on a spare host in another
+  // rack leave their leaves: the iteration from now on is the split or
+  // moved one's. Only the moved ranks can have changed (set_plan looks at all).
+  bool split = split_, off = off_rack_;
+  for (const auto& p : remap.placed) {
+    split = split || group_split(p.rank);
+    off = off || rank_off_rack(p.rank);
+  }
+  if (split != split_ || off != off_rack_) set_plan(plan_, batch_share_);
   if (chosen) {
     const Version& v = version(*chosen);
     std::vector<RestoreFlow> flows;
@@ -128,6 +132,21 @@ bool SnapshotRun::group_split(int rank) const {
     if (host >= 0 && h != host) return true;
     host = h;
   }
+  return false;
+}
+
+bool SnapshotRun::rank_off_rack(int rank) const {
+  const int g = mapping_->gpu(rank);
+  if (g < 0 || rank >= s_.slots.gpus()) return false;
+  const auto& host_of = s_.slots.host_of_gpu;
+  const auto& rack_of = s_.slots.domains.rack_of_host;
+  return rack_of[static_cast<std::size_t>(host_of[static_cast<std::size_t>(g)])] !=
+         rack_of[static_cast<std::size_t>(host_of[static_cast<std::size_t>(rank)])];
+}
+
+bool SnapshotRun::off_rack() const {
+  for (int r = 0; r < plan_.gpus(); ++r)
+    if (rank_off_rack(r)) return true;
   return false;
 }
 

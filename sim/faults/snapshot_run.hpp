@@ -114,8 +114,11 @@ class SnapshotRun {
     plan_ = plan;
     batch_share_ = batch_share;
     timing_ = s_.times->get(plan_);
-    split_ = tp_split();  // a tensor-parallel group over two hosts paces the job
+    split_ = tp_split();     // a tensor-parallel group over two hosts paces the job
+    off_rack_ = off_rack();  // so does a rank away from its launch rack
     if (split_) timing_.iteration_ns = s_.times->split_ns(plan_);
+    if (off_rack_)
+      timing_.iteration_ns = std::max(timing_.iteration_ns, s_.times->off_rack_ns(plan_));
     // Work in nominal-plan seconds: this plan's batch share at its own pace.
     share_ = batch_share * static_cast<double>(s_.nominal.iteration_ns) /
              static_cast<double>(std::max<TimeNs>(1, timing_.iteration_ns));
@@ -429,6 +432,9 @@ class SnapshotRun {
   // `rank`'s group's (snapshot_restore.cpp).
   bool tp_split() const;
   bool group_split(int rank) const;
+  // Whether some rank, or `rank`, runs in a rack other than its GPU's at launch.
+  bool off_rack() const;
+  bool rank_off_rack(int rank) const;
 
   // ---- fail-slow episodes (snapshot_slow.cpp) --------------------------------
   void on_slow(const SlowEpisode& e);
@@ -445,7 +451,8 @@ class SnapshotRun {
   TimeNs horizon_ns_;
   core::ParallelPlan plan_;
   PlanTiming timing_;
-  bool split_ = false;  // tp_split() when timing_ was set
+  bool split_ = false;     // tp_split() when timing_ was set
+  bool off_rack_ = false;  // off_rack() when timing_ was set
   core::RankState state_;
   double share_ = 1;        // work per second of training, in nominal-plan seconds
   double batch_share_ = 1;  // the plan's global batch over the scenario's
