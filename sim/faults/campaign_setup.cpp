@@ -56,55 +56,59 @@ TimeNs PlanTimes::slowed_ns(const core::ParallelPlan& asked, int rank, double fa
   return t;
 }
 
-TimeNs PlanTimes::split_ns(const core::ParallelPlan& asked) {
+TimeNs PlanTimes::remapped_ns(std::map<std::string, TimeNs>& cache, const core::ParallelPlan& asked,
+                              const RemapChoice& choose) {
   const core::ParallelPlan plan = stand_in(asked);
   const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
-  if (const auto it = split_.find(key); it != split_.end()) return it->second;
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
   TimeNs t = get(plan).iteration_ns;
   // A backend of its own: the shared one keeps the plan's placement, and
   // its spares follow the plan it ran last (a shrunk one leaves GPUs idle
   // that the launch's plan runs on).
-  SimBackend split(scenario_);
-  split.set_slowdowns(Slowdowns({}, scenario_.topology, 0));
-  const std::vector<int> spares = split.capabilities().spare_gpus;
-  if (!spares.empty()) {
-    split.apply(core::Directive{core::RemapDirective{0, spares.front()}, "campaign", 0});
-    t = split.step(plan).iteration_ns;
+  SimBackend moved(scenario_);
+  moved.set_slowdowns(Slowdowns({}, scenario_.topology, 0));
+  const std::vector<core::RemapDirective> remaps = choose(moved.capabilities(), plan);
+  if (!remaps.empty()) {
+    for (const core::RemapDirective& r : remaps) moved.apply(core::Directive{r, "campaign", 0});
+    t = moved.step(plan).iteration_ns;
   }
-  split_.emplace(key, t);
+  cache.emplace(key, t);
   return t;
 }
 
-TimeNs PlanTimes::off_rack_ns(const core::ParallelPlan& asked) {
-  const core::ParallelPlan plan = stand_in(asked);
-  const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
-  if (const auto it = off_rack_.find(key); it != off_rack_.end()) return it->second;
-  TimeNs t = get(plan).iteration_ns;
-  // A backend of its own, as split_ns's; its spares are those of the
-  // scenario's launch (the shared backend's follow the plan it ran last).
-  SimBackend moved(scenario_);
-  moved.set_slowdowns(Slowdowns({}, scenario_.topology, 0));
-  const core::Capabilities caps = moved.capabilities();
-  if (!caps.place_of_gpu.empty()) {
-    const core::GpuPlace home = caps.place_of_gpu.front();
-    std::vector<int> ranks;  // on the first host
-    for (int g = 0; g < plan.gpus(); ++g)
-      if (caps.place_of_gpu[static_cast<std::size_t>(g)].host == home.host) ranks.push_back(g);
-    std::map<int, std::vector<int>> spares_of_host;  // spare hosts in another rack
-    for (int g : caps.spare_gpus) {
-      const core::GpuPlace& at = caps.place_of_gpu[static_cast<std::size_t>(g)];
-      if (at.rack != home.rack) spares_of_host[at.host].push_back(g);
-    }
-    for (const auto& [host, spares] : spares_of_host) {
-      if (spares.size() < ranks.size()) continue;
-      for (std::size_t i = 0; i < ranks.size(); ++i)
-        moved.apply(core::Directive{core::RemapDirective{ranks[i], spares[i]}, "campaign", 0});
-      t = moved.step(plan).iteration_ns;
-      break;
-    }
-  }
-  off_rack_.emplace(key, t);
-  return t;
+TimeNs PlanTimes::split_ns(const core::ParallelPlan& plan) {
+  return remapped_ns(split_, plan, [](const core::Capabilities& caps, const core::ParallelPlan&) {
+    // Rank 0 alone onto the first spare GPU.
+    std::vector<core::RemapDirective> out;
+    if (!caps.spare_gpus.empty()) out.push_back({0, caps.spare_gpus.front()});
+    return out;
+  });
+}
+
+TimeNs PlanTimes::off_rack_ns(const core::ParallelPlan& plan) {
+  return remapped_ns(off_rack_, plan,
+                     [](const core::Capabilities& caps, const core::ParallelPlan& p) {
+                       // The first host's ranks onto a spare host in another rack.
+                       std::vector<core::RemapDirective> out;
+                       if (caps.place_of_gpu.empty()) return out;
+                       const core::GpuPlace home = caps.place_of_gpu.front();
+                       std::vector<int> ranks;
+                       for (int g = 0; g < p.gpus(); ++g)
+                         if (caps.place_of_gpu[static_cast<std::size_t>(g)].host == home.host)
+                           ranks.push_back(g);
+                       std::map<int, std::vector<int>> spares_of_host;
+                       for (int g : caps.spare_gpus) {
+                         const core::GpuPlace& at = caps.place_of_gpu[static_cast<std::size_t>(g)];
+                         if (at.rack != home.rack) spares_of_host[at.host].push_back(g);
+                       }
+                       for (const auto& [host, spares] : spares_of_host) {
+                         if (spares.size() < ranks.size()) continue;
+                         for (std::size_t i = 0; i < ranks.size(); ++i)
+                           out.push_back({ranks[i], spares[i]});
+                         break;
+                       }
+                       return out;
+                     });
 }
 
 PlanTiming PlanTimes::get(const core::ParallelPlan& asked) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -71,6 +72,12 @@ class PlanTimes {
   static constexpr int kStandInNum = 15, kStandInDen = 16;  // dp >= 15/16 of the simulated one
   /// The simulated plan whose times `plan` takes (itself, the first time).
   const core::ParallelPlan& stand_in(const core::ParallelPlan& plan);
+  /// The iteration of `plan`'s stand-in with the ranks moved as `choose`
+  /// says on a fresh backend (none: the plan's own time), cached in `cache`.
+  using RemapChoice = std::function<std::vector<core::RemapDirective>(
+      const core::Capabilities& launch, const core::ParallelPlan& plan)>;
+  TimeNs remapped_ns(std::map<std::string, TimeNs>& cache, const core::ParallelPlan& plan,
+                     const RemapChoice& choose);
 
   const core::Scenario& scenario_;
   SimBackend backend_;
