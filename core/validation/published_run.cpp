@@ -212,7 +212,7 @@ void apply_framework(const Row& row, PublishedRun& run) {
     if (const int year = release_year(framework); year > 0 && year <= 2023) {
       run.model.attention = AttentionKernel::Unfused;
       run.defaults.push_back("XLA " + std::to_string(year) +
-                             " without Transformer Engine: " + "unfused attention");
+                             " without Transformer Engine: unfused attention");
     }
   }
   if (has(framework, "torchtitan")) {

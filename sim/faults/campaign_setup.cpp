@@ -18,6 +18,11 @@ PlanTimes::PlanTimes(const core::Scenario& scenario) : scenario_(scenario), back
 
 namespace {
 
+// A simulated plan's cache key: its label and global batch.
+std::string key_of(const core::ParallelPlan& plan) {
+  return plan.label() + " gb" + std::to_string(plan.global_batch);
+}
+
 // Every field but dp and the global batch, and the batch per replica.
 bool same_shape(const core::ParallelPlan& a, const core::ParallelPlan& b) {
   core::ParallelPlan x = a, y = b;
@@ -59,7 +64,7 @@ TimeNs PlanTimes::slowed_ns(const core::ParallelPlan& asked, int rank, double fa
 TimeNs PlanTimes::remapped_ns(std::map<std::string, TimeNs>& cache, const core::ParallelPlan& asked,
                               const RemapChoice& choose) {
   const core::ParallelPlan plan = stand_in(asked);
-  const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
+  const std::string key = key_of(plan);
   if (const auto it = cache.find(key); it != cache.end()) return it->second;
   TimeNs t = get(plan).iteration_ns;
   // A backend of its own: the shared one keeps the plan's placement, and
@@ -76,44 +81,51 @@ TimeNs PlanTimes::remapped_ns(std::map<std::string, TimeNs>& cache, const core::
   return t;
 }
 
-TimeNs PlanTimes::split_ns(const core::ParallelPlan& plan) {
-  return remapped_ns(split_, plan, [](const core::Capabilities& caps, const core::ParallelPlan&) {
-    // Rank 0 alone onto the first spare GPU.
+namespace {
+
+// Rank 0 alone onto the first spare GPU.
+std::vector<core::RemapDirective> split_remaps(const core::Capabilities& caps,
+                                               const core::ParallelPlan&) {
+  if (caps.spare_gpus.empty()) return {};
+  return {{0, caps.spare_gpus.front()}};
+}
+
+// The first host's ranks onto the first spare host in another rack with
+// room for them all.
+std::vector<core::RemapDirective> off_rack_remaps(const core::Capabilities& caps,
+                                                  const core::ParallelPlan& plan) {
+  if (caps.place_of_gpu.empty()) return {};
+  const core::GpuPlace home = caps.place_of_gpu.front();
+  std::vector<int> ranks;
+  for (int g = 0; g < plan.gpus(); ++g)
+    if (caps.place_of_gpu[static_cast<std::size_t>(g)].host == home.host) ranks.push_back(g);
+  std::map<int, std::vector<int>> spares_of_host;
+  for (int g : caps.spare_gpus) {
+    const core::GpuPlace& at = caps.place_of_gpu[static_cast<std::size_t>(g)];
+    if (at.rack != home.rack) spares_of_host[at.host].push_back(g);
+  }
+  for (const auto& [host, spares] : spares_of_host) {
+    if (spares.size() < ranks.size()) continue;
     std::vector<core::RemapDirective> out;
-    if (!caps.spare_gpus.empty()) out.push_back({0, caps.spare_gpus.front()});
+    for (std::size_t i = 0; i < ranks.size(); ++i) out.push_back({ranks[i], spares[i]});
     return out;
-  });
+  }
+  return {};
+}
+
+}  // namespace
+
+TimeNs PlanTimes::split_ns(const core::ParallelPlan& plan) {
+  return remapped_ns(split_, plan, split_remaps);
 }
 
 TimeNs PlanTimes::off_rack_ns(const core::ParallelPlan& plan) {
-  return remapped_ns(off_rack_, plan,
-                     [](const core::Capabilities& caps, const core::ParallelPlan& p) {
-                       // The first host's ranks onto a spare host in another rack.
-                       std::vector<core::RemapDirective> out;
-                       if (caps.place_of_gpu.empty()) return out;
-                       const core::GpuPlace home = caps.place_of_gpu.front();
-                       std::vector<int> ranks;
-                       for (int g = 0; g < p.gpus(); ++g)
-                         if (caps.place_of_gpu[static_cast<std::size_t>(g)].host == home.host)
-                           ranks.push_back(g);
-                       std::map<int, std::vector<int>> spares_of_host;
-                       for (int g : caps.spare_gpus) {
-                         const core::GpuPlace& at = caps.place_of_gpu[static_cast<std::size_t>(g)];
-                         if (at.rack != home.rack) spares_of_host[at.host].push_back(g);
-                       }
-                       for (const auto& [host, spares] : spares_of_host) {
-                         if (spares.size() < ranks.size()) continue;
-                         for (std::size_t i = 0; i < ranks.size(); ++i)
-                           out.push_back({ranks[i], spares[i]});
-                         break;
-                       }
-                       return out;
-                     });
+  return remapped_ns(off_rack_, plan, off_rack_remaps);
 }
 
 PlanTiming PlanTimes::get(const core::ParallelPlan& asked) {
   const core::ParallelPlan plan = stand_in(asked);
-  const std::string key = plan.label() + " gb" + std::to_string(plan.global_batch);
+  const std::string key = key_of(plan);
   if (const auto it = cache_.find(key); it != cache_.end()) return it->second;
   const core::StepReport report = backend_.step(plan);
   const IterationResult& r = backend_.last_result();
