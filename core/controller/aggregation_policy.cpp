@@ -143,6 +143,39 @@ std::vector<int> RingPricer::search(const std::vector<int>& start, int max_passe
   return flatten();
 }
 
+LinkCongestion link_congestion(const StepReport& report, double threshold) {
+  LinkCongestion out;
+  const double iteration_s = ns_to_s(report.iteration_ns);
+  for (const LinkTelemetry& l : report.links) {
+    const double share = edge_share(l, iteration_s, threshold);
+    if (share >= 1) continue;
+    out.shares.emplace_back(l.link, share);
+    out.congested.insert(l.link);
+  }
+  std::sort(out.shares.begin(), out.shares.end());
+  return out;
+}
+
+std::vector<int> ring_order(const Capabilities::RingRoutes& routes, int group, int dp) {
+  std::vector<int> order = routes.order(group);
+  if (static_cast<int>(order.size()) != dp) {
+    order.resize(static_cast<std::size_t>(dp));
+    std::iota(order.begin(), order.end(), 0);
+  }
+  return order;
+}
+
+double slowest_ring_share(const ParallelPlan& plan, const Capabilities::RingRoutes& routes,
+                          const std::vector<std::pair<std::string, double>>& shares) {
+  if (shares.empty() || !routes || plan.dp < 2) return 1;
+  double worst = 1;
+  for (int g = 0; g < plan.pp * plan.cp; ++g) {
+    RingPricer pricer(plan, g, routes, shares);
+    worst = std::max(worst, pricer.score(ring_order(routes, g, plan.dp)).worst);
+  }
+  return 1 / worst;
+}
+
 void AggregationPolicy::run(PolicyContext& context) {
   const StepReport* report = context.report;
   const ParallelPlan& plan = context.job.plan;
@@ -160,17 +193,10 @@ void AggregationPolicy::run(PolicyContext& context) {
     return;
   }
   const int groups = plan.pp * plan.cp;
-  const double iteration_s = ns_to_s(report->iteration_ns);
-  std::vector<std::pair<std::string, double>> shares;
-  std::set<std::string> congested;
-  for (const LinkTelemetry& l : report->links) {
-    const double share = edge_share(l, iteration_s, options_.threshold);
-    if (share >= 1) continue;
-    shares.emplace_back(l.link, share);
-    congested.insert(l.link);
-  }
-  if (congested == congested_) return;  // nothing new since the rings were last chosen
-  congested_ = std::move(congested);
+  LinkCongestion now_congested = link_congestion(*report, options_.threshold);
+  if (now_congested.congested == congested_) return;  // nothing new since the rings were chosen
+  congested_ = std::move(now_congested.congested);
+  const std::vector<std::pair<std::string, double>>& shares = now_congested.shares;
   if (shares.empty()) return;
   TimeNs sync_ns = 0;  // the longest data-parallel group's sync busy time
   for (const GroupComm& g : report->comm)
@@ -185,11 +211,7 @@ void AggregationPolicy::run(PolicyContext& context) {
       std::max<std::int64_t>(0, context.job.total_iterations - context.iteration - 1));
   for (int g = 0; g < groups; ++g) {
     RingPricer pricer(plan, g, routes, shares);
-    std::vector<int> order = routes.order(g);
-    if (static_cast<int>(order.size()) != plan.dp) {  // in the launcher's order
-      order.resize(static_cast<std::size_t>(plan.dp));
-      std::iota(order.begin(), order.end(), 0);
-    }
+    const std::vector<int> order = ring_order(routes, g, plan.dp);
     const RingsScore now = pricer.score(order);
     if (now.worst <= 1 + kEps) continue;  // no ring of the group crosses a congested link
     std::vector<int> next = pricer.search(order, options_.max_passes);

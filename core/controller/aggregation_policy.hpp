@@ -61,6 +61,18 @@ struct RingsScore {
 /// is not congested at `threshold`), as the module header says.
 double edge_share(const LinkTelemetry& link, double iteration_s, double threshold);
 
+/// What a step's link telemetry says: each congested link's edge_share
+/// (sorted by name) and their names.
+struct LinkCongestion {
+  std::vector<std::pair<std::string, double>> shares;
+  std::set<std::string> congested;
+};
+LinkCongestion link_congestion(const StepReport& report, double threshold);
+
+/// The order group `group`'s rings run in now (routes.order; the
+/// launcher's 0..dp-1 where the backend gives none).
+std::vector<int> ring_order(const Capabilities::RingRoutes& routes, int group, int dp);
+
 /// The ring orders of one data-parallel group priced against the congested
 /// links (link name -> edge_share, congested links only).
 class RingPricer {
@@ -84,6 +96,13 @@ class RingPricer {
   std::vector<std::vector<int>> rank_of_;               // [tensor rank][replica]: the group's ranks
   std::unordered_map<std::uint64_t, double> edge_cache_;  // rate by (from, to) rank
 };
+
+/// The share of its healthy rate the plan's slowest data-parallel ring
+/// gets on the congested links (`shares`, link_congestion), as the rings
+/// run now: 1 / the worst RingsScore over the plan's groups (1: no ring
+/// crosses a congested link).
+double slowest_ring_share(const ParallelPlan& plan, const Capabilities::RingRoutes& routes,
+                          const std::vector<std::pair<std::string, double>>& shares);
 
 class AggregationPolicy : public PolicyModule {
  public:

@@ -104,7 +104,10 @@ void register_builtin_modules(PolicyRegistry& registry) {
          "may choose sync: delayed (updates one iteration stale)"},
         {"int8", KnobKind::Bool, 1, 0, 1, "may choose int8 block quantisation"},
         {"powersgd", KnobKind::Bool, 1, 0, 1, "may choose PowerSGD"},
-        {"topk", KnobKind::Bool, 0, 0, 1, "may choose top-k sparsification"}},
+        {"topk", KnobKind::Bool, 0, 0, 1, "may choose top-k sparsification"},
+        {"threshold", KnobKind::Number, 0.25, 0.01, 1,
+         "share of a link's healthy rate lost (tenant load, degradation) that congests it; a "
+         "change of the congested links re-decides at once"}},
        [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
          SyncPolicyOptions o;
          o.min_improvement = c.knob("min_improvement");
@@ -115,6 +118,7 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.int8 = c.flag("int8");
          o.powersgd = c.flag("powersgd");
          o.topk = c.flag("topk");
+         o.threshold = c.knob("threshold");
          return std::make_unique<SyncPolicy>(o);
        }});
   registry.add(

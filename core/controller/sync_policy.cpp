@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
+#include "core/controller/aggregation_policy.hpp"
 #include "core/controller/cost_calibration.hpp"
 #include "core/cost/estimate.hpp"
 
@@ -45,18 +47,20 @@ std::string SyncChoice::label() const {
 }
 
 std::vector<SyncChoice> rank_sync_choices(const JobModel& job, const SyncPolicyOptions& options,
-                                          const CostCalibration* calibration) {
+                                          const CostCalibration* calibration,
+                                          double inter_node_share) {
   std::vector<SyncChoice> out;
   if (job.cost == nullptr) return out;
+  ClusterView cluster = job.cost->cluster;
+  cluster.inter_node_Bps *= inter_node_share;
   for (const auto& [sync, compression] : candidates(job, options)) {
     ParallelPlan p = job.plan;
     p.sync = sync;
     p.compression = compression;
-    const TimeNs t = calibration != nullptr
-                         ? calibration->predict_ns(p)
-                         : estimate_iteration(job.cost->model, job.cost->device, job.cost->cluster,
-                                              p, job.cost->seq_len)
-                               .total_ns;
+    const TimeNs t = calibration != nullptr ? calibration->predict_ns(p)
+                                            : estimate_iteration(job.cost->model, job.cost->device,
+                                                                 cluster, p, job.cost->seq_len)
+                                                  .total_ns;
     out.push_back({sync, compression, t});
   }
   std::stable_sort(out.begin(), out.end(), [](const SyncChoice& a, const SyncChoice& b) {
@@ -73,13 +77,35 @@ const SyncChoice& sync_pick(const std::vector<SyncChoice>& ranked, const SyncCho
   return saved >= min_improvement ? best : current;
 }
 
+bool SyncPolicy::network_moved(const PolicyContext& context) {
+  bool moved = false;
+  if (context.calibration != nullptr &&
+      std::exchange(calibration_changes_, context.calibration->changes()) !=
+          context.calibration->changes())
+    moved = true;
+  const StepReport* report = context.report;
+  if (report == nullptr || report->links.empty() || report->iteration_ns <= 0) return moved;
+  LinkCongestion now = link_congestion(*report, options_.threshold);
+  if (now.congested == congested_) return moved;
+  congested_ = std::move(now.congested);
+  ring_share_ =
+      context.capabilities.ring_routes
+          ? slowest_ring_share(context.job.plan, context.capabilities.ring_routes, now.shares)
+          : 1;
+  return true;
+}
+
 void SyncPolicy::run(PolicyContext& context) {
   const JobModel& job = context.job;
   if (job.cost == nullptr || job.plan.dp < 2 ||
       job.plan.optimizer_sharding != OptimizerSharding::None)
     return;
-  if (context.iteration % options_.every != 0) return;
-  const auto ranked = rank_sync_choices(job, options_, context.calibration);
+  if (network_moved(context)) burst_left_ = options_.every;
+  const bool in_burst = burst_left_ > 0;
+  if (in_burst) --burst_left_;
+  if (!in_burst && context.iteration % options_.every != 0) return;
+  const auto ranked = rank_sync_choices(job, options_, context.calibration,
+                                        context.calibration != nullptr ? 1 : ring_share_);
   if (ranked.empty()) return;
   const auto current = std::find_if(ranked.begin(), ranked.end(), [&](const SyncChoice& c) {
     return c.sync == job.plan.sync && c.compression == job.plan.compression;
@@ -94,9 +120,11 @@ void SyncPolicy::run(PolicyContext& context) {
                               " an iteration against " + seconds_text(now_ns) + " (" +
                               current->label() + ")";
   if (!pays) {
-    if (&best != &*current)
+    // Inside a burst the same rejection is logged once.
+    if (&best != &*current && !(in_burst && message == last_rejected_))
       context.log.push_back({context.iteration, "sync", message + ": saves under min_improvement",
                              std::nullopt, false, gain_s, 0});
+    last_rejected_ = message;
     streak_label_.reset();
     streak_ = 0;
     return;

@@ -10,9 +10,23 @@
 // dp > 1 (the only plans the fields apply to), logs the fastest rejected
 // candidate once per evaluation that finds one, and never switches back
 // for a smaller gain than it switched for (the same threshold both ways).
+//
+// It also re-decides when the network changes under it, without waiting
+// for `every`: when the congested links in StepReport::links change (a
+// link at most 1 - `threshold` of its healthy rate to another tenant's
+// load or a degradation, the aggregation module's edge_share) or the
+// calibration detects a step change (its rows, the measured per-group
+// communication times, off by 5% and 5 standard deviations), it evaluates
+// every iteration for the next `every` iterations, so a change that pays
+// for `patience` evaluations is made within `every` iterations of the
+// congestion change. Priced on the calibrated model where calibrating (its
+// inter-node factor follows the measured sync times); otherwise on the
+// presets with the inter-node rate times the share of it the slowest
+// data-parallel ring gets on the congested links (slowest_ring_share).
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,7 +42,8 @@ struct SyncPolicyOptions {
   bool delayed = false;  // may choose sync: delayed (one iteration stale: a training choice)
   bool int8 = true;
   bool powersgd = true;
-  bool topk = false;  // pays only at small shares and few ranks (docs/compression.md)
+  bool topk = false;        // pays only at small shares and few ranks (docs/compression.md)
+  double threshold = 0.25;  // share of a link's healthy rate lost that congests it
 };
 
 /// One candidate and its predicted iteration time.
@@ -41,10 +56,12 @@ struct SyncChoice {
 
 /// Every candidate `options` allow that the plan admits (plan.problems()
 /// empty), the current fields first, priced by the calibrated model when
-/// `calibration` is given and by job.cost's presets otherwise; fastest
-/// first, ties in candidate order. Empty without job.cost.
+/// `calibration` is given and by job.cost's presets otherwise, with the
+/// presets' inter-node rate times `inter_node_share` (the telemetry's);
+/// fastest first, ties in candidate order. Empty without job.cost.
 std::vector<SyncChoice> rank_sync_choices(const JobModel& job, const SyncPolicyOptions& options,
-                                          const CostCalibration* calibration);
+                                          const CostCalibration* calibration,
+                                          double inter_node_share = 1);
 
 /// What the module moves to from `ranked` (rank_sync_choices) when the plan
 /// runs `current` (one of them): the fastest when it saves at least
@@ -59,8 +76,17 @@ class SyncPolicy : public PolicyModule {
 
  private:
   SyncPolicyOptions options_;
+  /// Whether the network changed (congested links, a calibration step
+  /// change) since the last iteration; records what it saw.
+  bool network_moved(const PolicyContext& context);
+
   std::optional<std::string> streak_label_;  // the best change of the last evaluations
   int streak_ = 0;
+  std::set<std::string> congested_;  // links congested at the last iteration
+  double ring_share_ = 1;            // the slowest data-parallel ring's share of its rate
+  int calibration_changes_ = 0;      // the calibration's step changes seen
+  int burst_left_ = 0;               // iterations left that evaluate every iteration
+  std::string last_rejected_;        // the last rejection logged
 };
 
 }  // namespace parashift::core
