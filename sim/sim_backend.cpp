@@ -369,11 +369,15 @@ void SimBackend::apply_action(const core::Directive& directive) {
     iteration_ = d->version;      // the snapshot's iteration runs next
     replication_left_bytes_ = 0;  // the restart ends a replication in flight
     replicating_version_ = -1;
+    const core::FaultConfig f = scenario_.faults ? *scenario_.faults : core::FaultConfig{};
     if (std::exchange(failed_, false)) {
       // A shrink's re-plan before the restore already rebuilt the communicators.
-      const core::FaultConfig f = scenario_.faults ? *scenario_.faults : core::FaultConfig{};
       pending_move_ns_ += f.heartbeat_timeout_ns + (replanned_ ? 0 : f.reinit_ns);
+    } else if (moved_) {
+      // A live rank moved (off a slow GPU): no detection, but its restart.
+      pending_move_ns_ += f.reinit_ns;
     }
+    moved_ = false;
     replanned_ = false;
     return;
   }
@@ -418,7 +422,9 @@ void SimBackend::apply_action(const core::Directive& directive) {
   // A rank moved onto another GPU (a spare, after its own failed): from the
   // next step its group's collectives and sends take that GPU's paths and
   // its compute that GPU's speed, simulated once. The move itself costs
-  // nothing here: the state arrives by the restore that follows it.
+  // nothing here: the state arrives by the restore that follows it (which
+  // charges the restart: after a failure with its detection, after a live
+  // move without).
   if (const auto* d = std::get_if<core::RemapDirective>(&directive.action)) {
     const int ranks = plan_now().gpus();
     const int gpus = paths_.topology().gpu_count();
@@ -434,6 +440,7 @@ void SimBackend::apply_action(const core::Directive& directive) {
     for (int r = 0; r < ranks; ++r)
       if (r != d->rank && gpu_of_rank_[static_cast<std::size_t>(r)] == d->spare_gpu)
         throw std::invalid_argument(what + ": rank " + std::to_string(r) + " runs there");
+    moved_ = moved_ || gpu_of_rank_[static_cast<std::size_t>(d->rank)] != d->spare_gpu;
     gpu_of_rank_[static_cast<std::size_t>(d->rank)] = d->spare_gpu;
     return;
   }

@@ -186,6 +186,7 @@ class SimBackend : public core::Backend {
   std::vector<int> micro_batches_per_replica_;
   std::vector<int> gpu_of_rank_;  // empty: rank r on GPU r
   bool failed_ = false;           // a rank was lost (killed, its GPU failed) since the last restore
+  bool moved_ = false;            // a rank moved onto another GPU since the last restore
   bool replanned_ = false;        // ... and the job re-planned (shrunk) since
   std::vector<std::size_t> kills_fired_;  // the kill events that happened
   struct GpuFailure {

@@ -7,10 +7,12 @@
 #include "core/controller/balancer.hpp"
 #include "core/controller/batch_policy.hpp"
 #include "core/controller/cost_calibration.hpp"
+#include "core/controller/migrate_policy.hpp"
 #include "core/controller/replan_policy.hpp"
 #include "core/controller/straggler_detector.hpp"
 #include "core/controller/sync_policy.hpp"
 #include "core/cost/replan_cost.hpp"
+#include "core/faults/fault_config.hpp"
 
 namespace parashift::core {
 
@@ -140,6 +142,24 @@ void register_builtin_modules(PolicyRegistry& registry) {
          o.rebuild_s = c.knob("rebuild_s");
          o.max_passes = static_cast<int>(c.knob("max_passes"));
          return std::make_unique<AggregationPolicy>(o);
+       }});
+  registry.add(
+      {"migrate",
+       "move the ranks off a GPU the straggler detector names min_slowdown times slower onto the "
+       "nearest spare GPU (snapshot, remap, restore before the next iteration: no work lost) "
+       "when the time it saves over the remaining run exceeds the move's cost",
+       {{"min_slowdown", KnobKind::Number, 1.15, 1, kInf,
+         "least slowdown of a GPU finding that is moved"},
+        {"reinit_s", KnobKind::Number, ns_to_s(FaultConfig{}.reinit_ns), 0, kInf,
+         "restart of the moved ranks and their communicators, s (faults.reinit's default)"},
+        {"whole_host", KnobKind::Bool, 1, 0, 1,
+         "move every rank of the slow GPU's host to a spare host (faults.replace: host)"}},
+       [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
+         MigrateOptions o;
+         o.min_slowdown = c.knob("min_slowdown");
+         o.reinit_s = c.knob("reinit_s");
+         o.whole_host = c.flag("whole_host");
+         return std::make_unique<MigratePolicy>(o);
        }});
   registry.add(
       {"replan",

@@ -210,7 +210,7 @@ TEST_CASE("policy section: defaults, knobs and located errors") {
   CHECK(policy_error("strager: {}\n") ==
         "scenario.yaml:1:10: policy.strager: unknown policy module 'strager' (expected one of: "
         "window, template, plugins, rules, calibrate, straggler, balance, sync, aggregation, "
-        "replan, batch)");
+        "migrate, replan, batch)");
   CHECK(policy_error("straggler:\n  treshold: 1.2\n") ==
         "scenario.yaml:2:3: policy.straggler.treshold: unknown field (did you mean "
         "'threshold'? expected one of: enabled, threshold, patience)");
@@ -234,7 +234,8 @@ TEST_CASE("policy section: defaults, knobs and located errors") {
 
 TEST_CASE("modules are registered by name with a description, in the order they run") {
   const auto registry = core::builtin_policy_registry();
-  CHECK(registry.names() == "calibrate, straggler, balance, sync, aggregation, replan, batch");
+  CHECK(registry.names() ==
+        "calibrate, straggler, balance, sync, aggregation, migrate, replan, batch");
   for (const auto& m : registry.modules()) {
     CHECK_FALSE(m.description.empty());
     for (const auto& k : m.knobs) CHECK_FALSE(k.description.empty());

@@ -40,7 +40,7 @@ TEST_CASE("the example plugin loads by name, with its knobs, after the built-ins
       test::policy_from_yaml(plugins("libspeed_split.so") + "speed_split: {min_gain_s: 0}\n");
   REQUIRE(config.registry != nullptr);
   CHECK(config.registry->names() ==
-        "calibrate, straggler, balance, sync, aggregation, replan, batch, speed_split");
+        "calibrate, straggler, balance, sync, aggregation, migrate, replan, batch, speed_split");
   CHECK(config.enabled("speed_split"));  // listed: on
   CHECK_FALSE(config.enabled("balance"));
   CHECK(config.find("speed_split")->knob("min_gain_s") == 0);

@@ -56,7 +56,7 @@ TEST_CASE("bad rules are one located line each") {
         "slowdown, iteration, iteration_ms, exposed_comm_share)");
   CHECK(test::policy_error(rule("{iteration: \">5\"}", "{balancer.min_gain_s: 1}")) ==
         "scenario.yaml:4:31: policy.rules[0].do.balancer.min_gain_s: expected MODULE.KNOB with a "
-        "module of: calibrate, straggler, balance, sync, aggregation, replan, batch");
+        "module of: calibrate, straggler, balance, sync, aggregation, migrate, replan, batch");
   CHECK(test::policy_error(rule("{iteration: \">5\"}", "{balance.gain: 1}")) ==
         "scenario.yaml:4:24: policy.rules[0].do.balance.gain: unknown knob 'gain' of module "
         "balance (expected one of: enabled, min_gain_s, min_improvement, move_bandwidth_gbps, "
