@@ -56,15 +56,19 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
          (by_duration ? runner.total_ns() < scenario.run.duration_ns
                       : runner.next_iteration() < planned)) {
     last_start_ns = runner.total_ns();
-    const int step_batch = runner.plan().global_batch;  // a re-plan may change it
-    const double step_tokens = static_cast<double>(step_batch) * scenario.training.seq_len;
+    int step_batch = runner.plan().global_batch;  // a re-plan may change it
     if (first) {
       alive = runner.record(std::move(*first));
       first.reset();
     } else {
-      alive = runner.step();
+      // The batch of the plan the iteration runs: after what the runner
+      // applies before it (a scheduled re-plan, a regrow).
+      runner.begin_iteration();
+      step_batch = runner.plan().global_batch;
+      alive = runner.record(backend.step(runner.plan()));
       backend.set_trace(nullptr);
     }
+    const double step_tokens = static_cast<double>(step_batch) * scenario.training.seq_len;
     if (runner.next_iteration() > reached) {
       reached = runner.next_iteration();
       run.tokens += step_tokens;

@@ -63,6 +63,7 @@ SimBackend::SimBackend(const core::Scenario& scenario)
   // A last spare host only partly spare: its other GPUs hold no rank and are
   // no spare (out of the pool from the start, as failed ones are).
   dead_.assign(static_cast<std::size_t>(t.gpu_count()), false);
+  repair_at_.assign(static_cast<std::size_t>(t.gpu_count()), 0);
   for (int g = 0; g < t.gpu_count(); ++g) {
     const int host = t.host_of_gpu(g);
     place_of_gpu_.push_back({host, domains.rack_of_host[static_cast<std::size_t>(host)]});
@@ -94,7 +95,10 @@ core::Capabilities SimBackend::capabilities() const {
   caps.ranks = scenario_.plan.gpus();  // the job's ranks (the cluster may hold more GPUs)
   // Where the ranks run and what is spare: every GPU no rank runs on.
   const topo::Topology& t = paths_.topology();
-  const int ranks = plan_now().gpus();
+  // The ranks the next step runs: a re-plan applied before it may have
+  // changed their number (gpu_of_rank_ then holds the new placement).
+  const int ranks =
+      gpu_of_rank_.empty() ? plan_now().gpus() : static_cast<int>(gpu_of_rank_.size());
   std::vector<bool> busy(static_cast<std::size_t>(t.gpu_count()), false);
   for (int r = 0; r < ranks && r < t.gpu_count(); ++r) {
     caps.gpu_of_rank.push_back(gpu_of_rank(r));
@@ -236,6 +240,7 @@ core::StepReport SimBackend::end_step(const core::ParallelPlan& plan,
   pending_move_ns_ = 0;
   report.applied = std::exchange(pending_applied_, {});
   now_ns_ += report.iteration_ns;
+  repairs_due();  // GPUs back by the end of the iteration are free for the next
   const core::RankLayout layout(plan);
   const int ranks = layout.ranks();
   report.rank_compute_ns.resize(ranks);

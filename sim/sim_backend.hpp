@@ -6,10 +6,11 @@
 // A scheduled kill event (faults.events kind kill) is reported as the
 // step's failure, before its iteration runs; so is a fail event on a GPU,
 // NIC, node or rack (each GPU it takes, "fail gpu G"), before the first
-// iteration that starts at or after its time: those GPUs are gone for the
-// rest of the run (no rank may move onto them; a re-plan places its ranks
-// on the GPUs left). A failed link or planned maintenance is for fault
-// campaigns (parashift faults): the constructor refuses them. Directives are timed: a
+// iteration that starts at or after its time: those GPUs are gone until
+// faults.repair has passed, then free again (no rank may move onto them
+// meanwhile; a re-plan places its ranks on the GPUs left; a GPU a failed
+// cable cut off stays gone). Planned maintenance is for fault campaigns
+// (parashift faults): the constructor refuses it. Directives are timed: a
 // re-partition's moved state, a snapshot's device -> host copy, a restore's
 // copy back, each charged to the next iteration. Under a convergence model
 // (scenario `convergence:`) each step also makes its progress and reports
@@ -140,8 +141,11 @@ class SimBackend : public core::Backend {
   /// A scheduled kill event for the iteration about to run, each once.
   std::optional<core::FailureSeen> kill_due();
   /// The GPUs of fail events due before the iteration about to run, each
-  /// reported once; marks them dead.
+  /// reported once; marks them dead until faults.repair has passed (a GPU
+  /// a failed cable cut off stays dead: the cable is not repaired).
   std::vector<core::FailureSeen> gpu_failures_due();
+  /// Failed GPUs whose repair is done by now: free again (spares).
+  void repairs_due();
   /// A data-parallel group's rings in another order from the next step,
   /// charged core::kRingRebuildNs (sim_backend_rings.cpp).
   void reorder(const core::ReorderDirective& directive);
@@ -197,7 +201,8 @@ class SimBackend : public core::Backend {
   std::vector<GpuFailure> gpu_failures_;  // by time
   std::size_t gpu_failures_fired_ = 0;
   int links_down_ = 0;                        // cables failed so far
-  std::vector<bool> dead_;                    // by GPU: failed for good
+  std::vector<bool> dead_;                    // by GPU: failed (until repaired)
+  std::vector<TimeNs> repair_at_;             // by GPU: when a failed one is back; 0: never
   std::vector<core::GpuPlace> place_of_gpu_;  // by GPU: its host and rack
   std::optional<Key> last_key_;
   std::optional<IterationResult> last_;

@@ -109,7 +109,17 @@ std::vector<int> SimBackend::take_link_down(int link) {
   return cut_off(t);
 }
 
+void SimBackend::repairs_due() {
+  for (std::size_t g = 0; g < dead_.size(); ++g)
+    if (dead_[g] && repair_at_[g] > 0 && repair_at_[g] <= now_ns_) {
+      dead_[g] = false;
+      repair_at_[g] = 0;
+    }
+}
+
 std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
+  const TimeNs repair_ns =
+      scenario_.faults ? scenario_.faults->repair_ns : core::FaultConfig{}.repair_ns;
   std::vector<core::FailureSeen> out;
   const int ranks = plan_now().gpus();
   const std::vector<int> used = placement(ranks);
@@ -117,6 +127,7 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
          gpu_failures_[gpu_failures_fired_].at_ns <= now_ns_;
        ++gpu_failures_fired_) {
     std::vector<int> gpus = gpu_failures_[gpu_failures_fired_].gpus;
+    const bool repaired = gpu_failures_[gpu_failures_fired_].link < 0;
     if (const int link = gpu_failures_[gpu_failures_fired_].link; link >= 0) {
       // The job's collectives fail on it (an NCCL error): every rank
       // restarts, on routes that avoid it.
@@ -127,6 +138,7 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
     for (int g : gpus) {
       if (dead_[static_cast<std::size_t>(g)]) continue;
       dead_[static_cast<std::size_t>(g)] = true;
+      if (repaired) repair_at_[static_cast<std::size_t>(g)] = now_ns_ + repair_ns;
       // A rank ran there: the restore after it waits for the detection and restart.
       if (std::find(used.begin(), used.end(), g) != used.end()) failed_ = true;
       out.push_back({"fail", "gpu " + std::to_string(g), now_ns_, iteration_});

@@ -18,7 +18,7 @@
 namespace parashift::core {
 
 JobRunner::JobRunner(Backend& backend, ParallelPlan plan)
-    : backend_(backend), plan_(std::move(plan)) {}
+    : backend_(backend), plan_(std::move(plan)), original_(plan_) {}
 
 void JobRunner::set_controller(Controller controller) {
   controller_.emplace(std::move(controller));
@@ -194,6 +194,7 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
       notes_.push_back(
           {at, "recovery",
            cause(r) + "; no spare GPU: restarted on its own, gpu " + std::to_string(r.gpu)});
+  shrunk_ = shrunk_ || shrunk.has_value();
   if (shrunk)
     apply(at,
           {ReplanDirective{shrunk->plan},
@@ -234,8 +235,25 @@ bool JobRunner::step() {
   return record(backend_.step(plan()));
 }
 
+void JobRunner::maybe_regrow(std::int64_t iteration) {
+  if (!shrunk_ || plan().dp >= original_.dp) return;
+  const Capabilities caps = backend_.capabilities();
+  const int free_gpus = static_cast<int>(caps.spare_gpus.size());
+  const std::optional<ParallelPlan> grown = regrow_plan(plan(), original_, free_gpus);
+  if (!grown) return;
+  apply(iteration,
+        {ReplanDirective{*grown},
+         "regrow: " + std::to_string(free_gpus) + " GPUs free again: dp " +
+             std::to_string(plan().dp) + " -> " + std::to_string(grown->dp) + ", global batch " +
+             std::to_string(grown->global_batch),
+         0},
+        0, DirectiveSource::Recovery);
+  shrunk_ = grown->dp < original_.dp;
+}
+
 void JobRunner::begin_iteration() {
   const std::int64_t i = next_;
+  maybe_regrow(i);
   // A snapshot of the state the iteration starts from; none where a restore
   // just brought that very state back.
   if (snapshot_every_ > 0 && i > 0 && i % snapshot_every_ == 0 && resumed_at_ != i)

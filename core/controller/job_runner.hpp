@@ -100,9 +100,11 @@ class JobRunner {
   /// it was, and a rank whose GPU failed makes the job shrink (set_shrink).
   /// Then the newest snapshot is restored and the run goes on from its
   /// iteration, the iterations since run again. A failed GPU no rank runs
-  /// on (a spare) only leaves the pool. Without a snapshot taken, past
-  /// `max_restarts`, for another failure, or with no smaller plan, the
-  /// failure ends the run.
+  /// on (a spare) only leaves the pool. After a shrink, once enough GPUs
+  /// are free again (the backend repaired them: faults.repair), the
+  /// dropped replicas come back before the next iteration
+  /// (core::regrow_plan, a ReplanDirective; each replica's batch kept). Without a snapshot taken,
+  /// past `max_restarts`, for another failure, or with no smaller plan, the failure ends the run.
   void set_recovery(int max_restarts);
   /// How the job shrinks when a GPU fails and no spare is left: the
   /// data-parallel replicas that held its ranks are dropped and the plan is
@@ -150,15 +152,20 @@ class JobRunner {
              DirectiveSource source);
   /// set_recovery's decision for `failures`; false: not recoverable.
   bool recover(const std::vector<FailureSeen>& failures);
+  /// After a shrink, before iteration `iteration`: the replicas back onto
+  /// the GPUs free again (core::regrow_plan), as a re-plan.
+  void maybe_regrow(std::int64_t iteration);
   std::vector<TimeNs> controller_wall_ns_;
 
   Backend& backend_;
   ParallelPlan plan_;
+  ParallelPlan original_;  // the plan the run started with (what a regrow returns to)
   std::optional<Controller> controller_;
   int snapshot_every_ = 0;
   std::optional<std::int64_t> last_snapshot_;  // the newest version taken
   int max_restarts_ = -1;                      // -1: no recovery
   ShrinkChoice shrink_;                        // empty: a failed GPU with no spare ends the run
+  bool shrunk_ = false;                        // dropped replicas not grown back yet
   int restarts_ = 0;
   std::vector<TakenDirective> scheduled_;
   std::vector<PolicyNote> notes_;

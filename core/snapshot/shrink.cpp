@@ -46,4 +46,17 @@ std::optional<ShrinkResult> shrink_and_replan(const PlannerInput& base, const Pa
   return r;
 }
 
+std::optional<ParallelPlan> regrow_plan(const ParallelPlan& current, const ParallelPlan& original,
+                                        int free_gpus) {
+  const int missing = original.dp - current.dp;
+  const int per_replica = current.tp * current.pp * current.cp;
+  const int grow = std::min(missing, free_gpus / std::max(1, per_replica));
+  if (grow < 1) return std::nullopt;
+  if (grow == missing) return original;
+  ParallelPlan p = current;
+  p.dp = current.dp + grow;
+  p.global_batch = current.global_batch / current.dp * p.dp;
+  return p;
+}
+
 }  // namespace parashift::core

@@ -5,7 +5,8 @@
 // every surviving shard keeps its meaning. The running plan's shape with the
 // smaller dp stays when the cost model rates it at least as fast as the
 // search's best (the search does not enumerate every plan, e.g. uneven
-// layer splits over virtual stages).
+// layer splits over virtual stages). Once GPUs are back, regrow_plan gives
+// the replicas back (the fault campaigns and the one loop's recovery).
 #pragma once
 
 #include <optional>
@@ -27,5 +28,12 @@ struct ShrinkResult {
 /// nullopt when every replica would be dropped or no plan fits.
 std::optional<ShrinkResult> shrink_and_replan(const PlannerInput& base, const ParallelPlan& current,
                                               const std::vector<int>& unplaced_ranks);
+
+/// Growing back after a shrink, once `free_gpus` GPUs are free (repaired,
+/// or spares): as many of the replicas `original` had and `current` lacks
+/// as fit (each tp x pp x cp GPUs), each replica's batch kept; all of them
+/// back gives `original` itself. nullopt when none is missing or none fits.
+std::optional<ParallelPlan> regrow_plan(const ParallelPlan& current, const ParallelPlan& original,
+                                        int free_gpus);
 
 }  // namespace parashift::core

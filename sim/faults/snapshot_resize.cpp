@@ -61,22 +61,15 @@ void SnapshotRun::shrink(core::RecoveryPlan& plan, const core::RemapResult& rema
 // scenario's plan again); a recovery in progress defers it to its end.
 void SnapshotRun::maybe_regrow() {
   if (plan_.dp >= original_dp_ || in_recovery_) return;
-  const int mp = plan_.tp * plan_.pp * plan_.cp;
-  const int missing = original_dp_ - plan_.dp;
-  const int grow = std::min(missing, static_cast<int>(pool_.size()) / mp);
-  if (grow < 1) return;
+  const std::optional<core::ParallelPlan> grown =
+      core::regrow_plan(plan_, s_.scenario->plan, static_cast<int>(pool_.size()));
+  if (!grown) return;
   const TimeNs now = kernel_.now();
   close_segment(now);  // the partial iteration is redone after the resize
   const double at_iteration = last_iteration_work_;
   // Old replicas keep their GPUs (dp indices 0..dp-1); new ones take spares.
-  core::ParallelPlan full = s_.scenario->plan;
-  double share = 1.0;
-  if (grow < missing) {
-    full = plan_;
-    full.dp = plan_.dp + grow;
-    full.global_batch = plan_.global_batch / plan_.dp * full.dp;
-    share = batch_share_ * full.dp / plan_.dp;
-  }
+  const core::ParallelPlan& full = *grown;
+  const double share = full.dp == original_dp_ ? 1.0 : batch_share_ * full.dp / plan_.dp;
   const core::RankLayout old_layout(plan_);
   const core::RankLayout new_layout(full);
   auto mapping = std::make_shared<Mapping>();

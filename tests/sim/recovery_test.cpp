@@ -157,6 +157,31 @@ TEST_CASE("a failed GPU with no spare left shrinks the job by its replica and th
   CHECK(run.tokens == doctest::Approx((2 * 32 + 8 * 24) * 4096.0));
 }
 
+TEST_CASE("a shrunk job grows back once the failed GPU is repaired") {
+  // As above, GPU 3 fails at 1 s and the job shrinks to dp 3 before
+  // iteration 2, whose iteration carries the 30 s detection and the
+  // restore. With faults.repair 5 s, GPU 3 is back ~6.7 s after the start,
+  // before iteration 2 ends: GPU 3 and the dropped replica's 3 GPUs are
+  // free, one tp2 x pp2 replica, so before iteration 3 the runner re-plans
+  // back to the original dp 4, global batch 32 (core::regrow_plan).
+  const sim::RunSummary run = sim::run_scenario(core::load_scenario(
+      kSmall, {"faults={snapshot: {every: 2, overlap: false}, repair: 5s, events: [{kind: fail, "
+               "target: gpu, id: 3, at: 1s}]}",
+               "run.iterations=10", "run.network=maxmin"}));
+  CHECK(run.restarts == 1);
+  const auto replans = of_kind<core::ReplanDirective>(run);
+  REQUIRE(replans.size() == 2);
+  CHECK(replans[1].source == core::DirectiveSource::Recovery);
+  CHECK(replans[1].iteration == 3);
+  const core::ParallelPlan& grown =
+      std::get<core::ReplanDirective>(replans[1].directive.action).plan;
+  CHECK(grown.dp == 4);
+  CHECK(grown.global_batch == 32);
+  CHECK(run.final_plan.label() == grown.label());
+  // Tokens: iterations 0-1 at 32 sequences, 2 at 24, 3-9 at 32 again.
+  CHECK(run.tokens == doctest::Approx((2 * 32 + 24 + 7 * 32) * 4096.0));
+}
+
 TEST_CASE("a failed GPU's rank moves onto a spare, and a failed spare only leaves the pool") {
   // A spare node beside the job's 2. GPU 16 (the first spare, on node 2)
   // fails at 1 s: no rank ran there, so nothing is restored and the run

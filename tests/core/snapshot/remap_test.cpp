@@ -131,3 +131,30 @@ TEST_CASE("a shrink keeps the running plan's shape when the model rates it at le
   REQUIRE(replaced.has_value());
   CHECK(replaced->plan.label() == searched.top.front().plan.label());
 }
+
+TEST_CASE(
+    "regrow gives the dropped replicas back as the free GPUs allow, each replica's batch kept") {
+  // The original: tp2 pp2 dp8, global batch 64 (8 a replica; a replica is
+  // 2 x 2 = 4 GPUs). Shrunk to dp2 (batch 16), 6 replicas are missing.
+  ParallelPlan original;
+  original.tp = 2;
+  original.pp = 2;
+  original.dp = 8;
+  original.global_batch = 64;
+  ParallelPlan shrunk = original;
+  shrunk.dp = 2;
+  shrunk.global_batch = 16;
+  // 3 free GPUs fit no replica.
+  CHECK_FALSE(regrow_plan(shrunk, original, 3).has_value());
+  // 9 free GPUs fit 2 replicas: dp 4, batch 4 x 8 = 32.
+  const auto partial = regrow_plan(shrunk, original, 9);
+  REQUIRE(partial.has_value());
+  CHECK(partial->dp == 4);
+  CHECK(partial->global_batch == 32);
+  // 24 free GPUs fit all 6: the original plan itself.
+  const auto full = regrow_plan(shrunk, original, 24);
+  REQUIRE(full.has_value());
+  CHECK(full->label() == original.label());
+  // Nothing missing: nothing to grow.
+  CHECK_FALSE(regrow_plan(original, original, 64).has_value());
+}
