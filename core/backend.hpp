@@ -75,10 +75,11 @@ struct LinkTelemetry {
 
 /// A failure the backend saw during a step: what failed and when.
 struct FailureSeen {
-  std::string kind;       // "kill" (a rank's process died), "fail" (a component)
+  std::string kind;  // "kill" (a rank's process died), "fail" (a component), "comm" (a call failed)
   std::string component;  // "rank 2", "gpu 17", "link leaf3-spine1"
   TimeNs at_ns = 0;       // on the backend's clock (simulated, or the step's start)
   std::int64_t iteration = 0;
+  std::string detail;  // what the backend saw, when it says more ("MPI_Recv failed: ...")
 };
 std::string to_string(const FailureSeen& failure);  // "kill rank 2 at iteration 5"
 

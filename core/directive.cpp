@@ -42,7 +42,8 @@ const char* kind_name(const DirectiveAction& action) {
 
 std::string to_string(const FailureSeen& failure) {
   return failure.kind + " " + failure.component + " at iteration " +
-         std::to_string(failure.iteration);
+         std::to_string(failure.iteration) +
+         (failure.detail.empty() ? std::string() : " (" + failure.detail + ")");
 }
 
 std::string to_string(const Directive& directive) {

@@ -132,7 +132,7 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
       // The job's collectives fail on it (an NCCL error): every rank
       // restarts, on routes that avoid it.
       failed_ = true;
-      out.push_back({"fail", "link " + paths_.topology().link(link).name, now_ns_, iteration_});
+      out.push_back({"fail", "link " + paths_.topology().link(link).name, now_ns_, iteration_, {}});
       gpus = take_link_down(link);
     }
     for (int g : gpus) {
@@ -141,7 +141,7 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
       if (repaired) repair_at_[static_cast<std::size_t>(g)] = now_ns_ + repair_ns;
       // A rank ran there: the restore after it waits for the detection and restart.
       if (std::find(used.begin(), used.end(), g) != used.end()) failed_ = true;
-      out.push_back({"fail", "gpu " + std::to_string(g), now_ns_, iteration_});
+      out.push_back({"fail", "gpu " + std::to_string(g), now_ns_, iteration_, {}});
     }
   }
   return out;
@@ -154,7 +154,7 @@ std::optional<core::FailureSeen> SimBackend::kill_due() {
     if (e.kind != core::FaultEventKind::Kill || e.at_iteration != iteration_) continue;
     if (std::find(kills_fired_.begin(), kills_fired_.end(), k) != kills_fired_.end()) continue;
     kills_fired_.push_back(k);  // once: a restored run replays the iteration
-    return core::FailureSeen{"kill", "rank " + std::to_string(e.rank), now_ns_, iteration_};
+    return core::FailureSeen{"kill", "rank " + std::to_string(e.rank), now_ns_, iteration_, {}};
   }
   return std::nullopt;
 }

@@ -219,7 +219,7 @@ DeviceBuffer& HwBackend::loss_grad(std::size_t micro_batch) {
   return loss_grad_[micro_batch];
 }
 
-core::StepReport HwBackend::step(const core::ParallelPlan& plan) {
+core::StepReport HwBackend::run_step(const core::ParallelPlan& plan) {
   if (plan.label() != plan_.label() || plan.global_batch != plan_.global_batch)
     throw std::invalid_argument("hw backend built for plan '" + plan_.label() +
                                 "' cannot step plan '" + plan.label() +

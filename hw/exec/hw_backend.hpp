@@ -138,7 +138,13 @@ class HwBackend : public core::Backend {
   /// What a job of `ranks` ranks of `model` at `seq_len` can do (what
   /// capabilities() returns), for a process that holds none of its ranks.
   static core::Capabilities capabilities_for(const core::ModelSpec& model, int seq_len, int ranks);
-  /// Collective: runs one iteration; `plan` must be the plan it was built with.
+  /// Collective: runs one iteration; `plan` must be the plan it was built
+  /// with. A communicator error in it (an MPI, NCCL or thread-group call
+  /// that failed: a dead peer, a broken protocol; HwError) comes back as
+  /// the report's failure {kind "comm", component "rank R", its message as
+  /// detail} and the iteration does not count: the runner ends the run
+  /// there, as for any failure it does not recover in process (the elastic
+  /// launcher relaunches).
   core::StepReport step(const core::ParallelPlan& plan) override;
   /// The plan it runs (the last re-plan's).
   const core::ParallelPlan& plan() const { return plan_; }
@@ -179,6 +185,8 @@ class HwBackend : public core::Backend {
   void remove_snapshots();
 
  private:
+  /// step()'s iteration, errors thrown (hw_backend_step.cpp catches them).
+  core::StepReport run_step(const core::ParallelPlan& plan);
   struct LayerSlot {
     DeviceLayerTensors weights, grads;
     DeviceOptimizerState state;

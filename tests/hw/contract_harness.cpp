@@ -206,7 +206,7 @@ core::StepReport ThreadedHwBackend::step(const core::ParallelPlan& plan) {
       std::error_code ec;  // the host's shared memory goes with it
       std::filesystem::remove_all(hw::ShardStore(options_.shm_root, options_.job, g).node_dir(),
                                   ec);
-      failed.failures.push_back({"fail", "gpu " + std::to_string(g), 0, failed.iteration});
+      failed.failures.push_back({"fail", "gpu " + std::to_string(g), 0, failed.iteration, {}});
     }
     return failed;
   }

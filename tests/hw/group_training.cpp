@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "hw/comm/thread_communicator.hpp"
+#include "hw/hw_error.hpp"
 
 namespace parashift::test {
 
@@ -37,6 +38,9 @@ std::vector<double> train_group(Group& group, const core::ParallelPlan& plan, co
       if (run.before) run.before(backend, i);
       // The plan it now runs: a re-plan in `before` may have changed it.
       const core::StepReport report = backend.step(backend.plan());
+      // A step that failed (a communicator error) ends the run, as on the
+      // CLI; the tests see it as the error it was.
+      if (!report.failures.empty()) throw hw::HwError(report.failures.front().detail);
       if (r != 0) continue;
       losses.push_back(backend.last_loss());
       if (run.reports != nullptr) run.reports->push_back(report);

@@ -56,11 +56,14 @@ nlohmann::json policy_json(const PolicyReport& r) {
   for (const auto& n : r.notes)
     notes.push_back({{"iteration", n.iteration}, {"module", n.module}, {"message", n.message}});
   nlohmann::json failures = nlohmann::json::array();
-  for (const auto& f : r.failures)
-    failures.push_back({{"kind", f.kind},
-                        {"component", f.component},
-                        {"at_ns", f.at_ns},
-                        {"iteration", f.iteration}});
+  for (const auto& f : r.failures) {
+    nlohmann::json one{{"kind", f.kind},
+                       {"component", f.component},
+                       {"at_ns", f.at_ns},
+                       {"iteration", f.iteration}};
+    if (!f.detail.empty()) one["detail"] = f.detail;
+    failures.push_back(std::move(one));
+  }
   return {{"policy", r.modules},
           {"directives", directives},
           {"stragglers", stragglers},

@@ -44,7 +44,7 @@ core::StepReport FakeBackend::step(const core::ParallelPlan& plan) {
     failed.iteration = iteration_;
     for (int g : std::exchange(failing_, {})) {
       placement_.fail(g);
-      failed.failures.push_back({"fail", "gpu " + std::to_string(g), 0, iteration_});
+      failed.failures.push_back({"fail", "gpu " + std::to_string(g), 0, iteration_, {}});
     }
     return failed;
   }

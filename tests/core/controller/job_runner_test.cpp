@@ -47,7 +47,7 @@ class RecordingBackend : public core::Backend {
     r.rank_compute_ns = {1'000'000};
     r.rank_exposed_comm_ns = {0};
     r.rank_peak_memory_bytes = {0};
-    if (r.iteration == fail_at_) r.failures.push_back({"kill", "rank 0", 0, r.iteration});
+    if (r.iteration == fail_at_) r.failures.push_back({"kill", "rank 0", 0, r.iteration, {}});
     return r;
   }
   void apply(const core::Directive& d) override { applied.push_back(d); }
@@ -219,7 +219,7 @@ std::vector<std::string> kinds_taken(const core::JobRunner& runner) {
 }  // namespace
 
 TEST_CASE("recovery: a failed GPU's rank moves onto the spare and the newest snapshot returns") {
-  PlacedBackend backend({"fail", "gpu 1", 0, 3}, true);
+  PlacedBackend backend({"fail", "gpu 1", 0, 3, {}}, true);
   core::JobRunner runner(backend, plan_of(1, 2, 2));
   CHECK(run_six(runner));
   // v2 taken before iteration 2; GPU 1 fails in iteration 3: rank 1 onto
@@ -237,7 +237,7 @@ TEST_CASE("recovery: a failed GPU's rank moves onto the spare and the newest sna
 }
 
 TEST_CASE("recovery: a failed GPU with no spare and no shrink ends the run, saying why") {
-  PlacedBackend backend({"fail", "gpu 1", 0, 3}, false);
+  PlacedBackend backend({"fail", "gpu 1", 0, 3, {}}, false);
   core::JobRunner runner(backend, plan_of(1, 2, 2));
   CHECK_FALSE(run_six(runner));
   CHECK(runner.restarts() == 0);
@@ -247,7 +247,7 @@ TEST_CASE("recovery: a failed GPU with no spare and no shrink ends the run, sayi
 }
 
 TEST_CASE("recovery: a failed spare only leaves the pool, an unknown failure is not recovered") {
-  PlacedBackend spare({"fail", "gpu 2", 0, 3}, true);
+  PlacedBackend spare({"fail", "gpu 2", 0, 3, {}}, true);
   core::JobRunner on(spare, plan_of(1, 2, 2));
   CHECK(run_six(on));
   // Nothing restored: iteration 3 is simply stepped again, 6 steps in all.
@@ -256,12 +256,12 @@ TEST_CASE("recovery: a failed spare only leaves the pool, an unknown failure is 
   REQUIRE(on.notes().size() == 1);
   CHECK(on.notes()[0].message == "gpu 2 failed: a spare, out of the pool");
   // The same before any snapshot: still nothing to restore, the run goes on.
-  PlacedBackend early({"fail", "gpu 2", 0, 1}, true, 1);
+  PlacedBackend early({"fail", "gpu 2", 0, 1, {}}, true, 1);
   core::JobRunner before(early, plan_of(1, 2, 2));
   CHECK(run_six(before));
   CHECK(before.iterations() == 6);
   // A component recovery does not know is not recovered.
-  PlacedBackend other({"fail", "switch 3", 0, 3}, true);
+  PlacedBackend other({"fail", "switch 3", 0, 3, {}}, true);
   core::JobRunner ends(other, plan_of(1, 2, 2));
   CHECK_FALSE(run_six(ends));
 }
@@ -269,7 +269,7 @@ TEST_CASE("recovery: a failed spare only leaves the pool, an unknown failure is 
 TEST_CASE("recovery: a failed link loses no rank, but every rank restarts from the snapshot") {
   // The link fails in iteration 3, v2 taken before iteration 2: nothing
   // moves, v2 is restored, iterations 2-5 run again: 3 + 4 = 7 steps.
-  PlacedBackend backend({"fail", "link leaf0->spine1", 0, 3}, true);
+  PlacedBackend backend({"fail", "link leaf0->spine1", 0, 3, {}}, true);
   core::JobRunner runner(backend, plan_of(1, 2, 2));
   CHECK(run_six(runner));
   CHECK(runner.restarts() == 1);
