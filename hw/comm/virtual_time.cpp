@@ -28,6 +28,13 @@ core::TimeNs virtual_collective_ns(core::CollectiveKind kind, double bytes, int 
              std::llround(bytes * core::nccl_bus_factor(kind, ranks) / link.Bps * 1e9));
 }
 
+VirtualLink VirtualLink::at(core::TimeNs t_ns) const {
+  VirtualLink now{Bps, latency_ns};
+  for (const VirtualDegrade& d : degrades)
+    if (t_ns >= d.from_ns && t_ns < d.until_ns) now.Bps *= d.fraction;
+  return now;
+}
+
 VirtualTimeCommunicator::VirtualTimeCommunicator(Communicator& inner, VirtualClock& clock,
                                                  VirtualLink link)
     : inner_(&inner), clock_(clock), link_(link) {}
@@ -41,11 +48,12 @@ void VirtualTimeCommunicator::collective(core::CollectiveKind kind, double bytes
   double latest = static_cast<double>(clock_.now_ns());  // exact below 2^53 ns (104 days)
   inner_->all_reduce_max(std::span<double>(&latest, 1));
   clock_.reach(static_cast<core::TimeNs>(latest));
-  clock_.advance(virtual_collective_ns(kind, bytes, inner_->size(), link_));
+  clock_.advance(virtual_collective_ns(kind, bytes, inner_->size(), link_.at(clock_.now_ns())));
 }
 
 void VirtualTimeCommunicator::arrived(core::TimeNs sent_ns, double bytes) {
-  clock_.reach(sent_ns + virtual_collective_ns(core::CollectiveKind::SendRecv, bytes, 2, link_));
+  clock_.reach(sent_ns +
+               virtual_collective_ns(core::CollectiveKind::SendRecv, bytes, 2, link_.at(sent_ns)));
 }
 
 void VirtualTimeCommunicator::all_reduce_sum(std::span<float> data) {

@@ -11,7 +11,9 @@
 //   - a message carries its sender's clock; the receiver's clock becomes at
 //     least that + latency + bytes / Bps. A send itself costs the sender
 //     nothing (buffered, as a DMA engine takes it).
-// Links are not shared: two messages at once each get the whole rate.
+// Links are not shared: two messages at once each get the whole rate. A
+// degraded span (VirtualLink::degrades) prices a collective at the rate
+// when its last member arrives, a message at the rate when it was sent.
 // A run's times therefore depend on the work done and the bytes sent, never
 // on the machine, its load or the sanitizer it runs under, and they have a
 // critical path (a pipeline waits for its slow stage, a collective for its
@@ -19,7 +21,9 @@
 // the clock travels inside each message's payload.
 #pragma once
 
+#include <limits>
 #include <memory>
+#include <vector>
 
 #include "core/cost/work_profile.hpp"
 #include "core/units.hpp"
@@ -39,10 +43,21 @@ class VirtualClock {
   core::TimeNs now_ns_ = 0;
 };
 
+/// A span of virtual time in which the link runs at `fraction` of its rate
+/// (a scenario's degrade event: every message crosses the one link).
+struct VirtualDegrade {
+  core::TimeNs from_ns = 0;
+  core::TimeNs until_ns = std::numeric_limits<core::TimeNs>::max();
+  double fraction = 1;
+};
+
 /// The modelled link every message crosses (one direction, per rank).
 struct VirtualLink {
   double Bps = 10e9;               // 10 GB/s
   core::TimeNs latency_ns = 5000;  // per ring step or message
+  std::vector<VirtualDegrade> degrades = {};
+  /// The link as it runs at `t_ns`: Bps times the fractions holding then.
+  VirtualLink at(core::TimeNs t_ns) const;
 };
 
 /// The time of one collective of `bytes` (nccl-tests' buffer size) over

@@ -1,5 +1,6 @@
 #include "hw/exec/training_run.hpp"
 
+#include <limits>
 #include <variant>
 
 #include "core/controller/batch_policy.hpp"
@@ -19,11 +20,13 @@ double scenario_slowdown(const core::Scenario& scenario, int rank,
                            "spares are nodes (run --elastic --spares N); expected 0 here, or "
                            "play it with `parashift simulate` or `faults`");
   for (const core::FaultEvent& e : scenario.faults->events) {
-    if (e.kind == core::FaultEventKind::Kill) continue;  // run_training: the rank dies
+    if (e.kind == core::FaultEventKind::Kill) continue;              // run_training: the rank dies
+    if (e.kind == core::FaultEventKind::Degrade && at_ns) continue;  // virtual_degrades
     if (e.kind != core::FaultEventKind::Slow)
       throw core::InputError(e.where + ": kind " + core::to_string(e.kind) +
                              " is not something the hw executor can do to itself (it runs slow "
-                             "and kill events); play it with `parashift simulate` or `faults`");
+                             "and kill events, and degrade with --clock virtual); play it with "
+                             "`parashift simulate` or `faults`");
     if (!at_ns && (e.at_ns != 0 || e.duration_ns))
       throw core::InputError(e.where +
                              ": the hw executor runs slow events for the whole run (on the wall "
@@ -37,6 +40,22 @@ double scenario_slowdown(const core::Scenario& scenario, int rank,
     if (on_rank) factor *= e.factor;
   }
   return factor;
+}
+
+std::vector<VirtualDegrade> virtual_degrades(const core::Scenario& scenario) {
+  std::vector<VirtualDegrade> out;
+  if (!scenario.faults) return out;
+  for (const core::FaultEvent& e : scenario.faults->events) {
+    if (e.kind != core::FaultEventKind::Degrade) continue;
+    if (e.scope.empty())
+      throw core::InputError(e.where + ": link '" + e.link +
+                             "': the executor's virtual time models one link that every message "
+                             "crosses; expected scope: inter_node (or intra_node) instead");
+    VirtualDegrade d{e.at_ns, std::numeric_limits<core::TimeNs>::max(), e.fraction};
+    if (e.duration_ns) d.until_ns = e.at_ns + *e.duration_ns;
+    out.push_back(d);
+  }
+  return out;
 }
 
 TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRunConfig& config,

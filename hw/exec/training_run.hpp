@@ -16,6 +16,7 @@
 #include "core/backend.hpp"
 #include "core/controller/job_runner.hpp"
 #include "core/scenario/scenario.hpp"
+#include "hw/comm/virtual_time.hpp"
 #include "hw/exec/hw_backend.hpp"
 
 namespace parashift::hw {
@@ -71,13 +72,20 @@ struct TrainingRunResult {
 /// This rank's compute slowdown from the scenario's slow events (gpu = rank).
 /// The executor runs them for the whole run: an event with a start (`at`) or
 /// a `duration` is an InputError naming it, as is any event other than slow
-/// and kill (fail, degrade, background, tenant, jitter: the simulator's), and
+/// and kill (fail, background, tenant, jitter: the simulator's; degrade
+/// only with `at_ns`, on the virtual link: virtual_degrades), and
 /// so is `faults.spares` (the executor's spares are --elastic --spares nodes).
 /// With `at_ns` (the job's virtual time, --clock virtual) events may have
 /// a start and a duration: the factor is that of the events holding at
 /// `at_ns`.
 double scenario_slowdown(const core::Scenario& scenario, int rank,
                          std::optional<core::TimeNs> at_ns = std::nullopt);
+
+/// The scenario's degrade events as spans of the virtual link's rate
+/// (--clock virtual: every message crosses the one modelled link, so a
+/// degrade's scope is the whole link). A degrade naming a link is an
+/// InputError naming it.
+std::vector<VirtualDegrade> virtual_degrades(const core::Scenario& scenario);
 
 /// Collective over `world`. `on_iteration` (may be empty) is called on every
 /// rank after each iteration.

@@ -147,6 +147,37 @@ TEST_CASE("the executor refuses the events it cannot play on itself, naming the 
   }
 }
 
+TEST_CASE("on virtual time a degrade event slows the one modelled link for its span") {
+  // 10% of the link from 2 s for 3 s, and a named link refused: the
+  // virtual link is the only one every message crosses.
+  const auto load = [](const std::string& event) {
+    return core::load_scenario(PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml",
+                               {"faults.events=[" + event + "]"});
+  };
+  const core::Scenario spans =
+      load("{kind: degrade, scope: inter_node, fraction: 0.1, at: 2s, duration: 3s}");
+  CHECK(hw::scenario_slowdown(spans, 1, 0) == 1.0);  // accepted on virtual time, no compute change
+  const auto degrades = hw::virtual_degrades(spans);
+  REQUIRE(degrades.size() == 1);
+  hw::VirtualLink link{1e9, 1000};
+  link.degrades = degrades;
+  // 1 GB/s before 2 s and from 5 s on, 0.1 GB/s between; latency kept.
+  const core::TimeNs s = core::kNsPerS;
+  CHECK(link.at(2 * s - 1).Bps == 1e9);
+  CHECK(link.at(2 * s).Bps == doctest::Approx(1e8));
+  CHECK(link.at(5 * s - 1).Bps == doctest::Approx(1e8));
+  CHECK(link.at(5 * s).Bps == 1e9);
+  CHECK(link.at(3 * s).latency_ns == 1000);
+  // A 4,000-byte all-reduce over 2 ranks at 0.1 GB/s: 2 steps + 40,000 ns.
+  CHECK(hw::virtual_collective_ns(core::CollectiveKind::AllReduce, 4000, 2, link.at(3 * s)) ==
+        42000);
+  CHECK_THROWS_WITH_AS(
+      hw::virtual_degrades(load("{kind: degrade, link: \"l0->p0\", fraction: 0.5, at: 0s}")),
+      doctest::Contains("faults.events[0] (set on the command line): link 'l0->p0': the "
+                        "executor's virtual time models one link"),
+      core::InputError);
+}
+
 TEST_CASE("the executor refuses faults.spares: its spares are --elastic nodes") {
   const core::Scenario scenario = core::load_scenario(
       PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml", {"faults.spares=2"});

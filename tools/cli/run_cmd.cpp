@@ -235,6 +235,7 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
   if (opts.link_GBps > 0) link.Bps = opts.link_GBps * 1e9;
   if (opts.link_latency_us >= 0)
     link.latency_ns = static_cast<core::TimeNs>(std::llround(opts.link_latency_us * 1e3));
+  if (opts.clock == "virtual") link.degrades = hw::virtual_degrades(scenario);
   // On virtual time the executor's profile is known, not measured: the
   // counted unit and the link (hw/calib/counted_profile.hpp), unless given.
   if (opts.clock == "virtual" && opts.profile_path.empty())
