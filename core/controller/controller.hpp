@@ -37,6 +37,10 @@ class Controller {
   /// Takes one iteration's report; returns the directives to apply before the
   /// next iteration, in order (each already in log()).
   std::vector<Directive> observe(const StepReport& report);
+  /// What the backend can do and where the ranks run now (spares, ranks'
+  /// GPUs after a remap or re-plan): the runner passes them before each
+  /// observe, so modules read the placement as it is, not as it started.
+  void set_capabilities(Capabilities capabilities) { capabilities_ = std::move(capabilities); }
   /// Records that the backend applied `directive`: the layer split, the
   /// micro-batch counts or the plan change, and the balancer waits a window.
   void applied(const Directive& directive);

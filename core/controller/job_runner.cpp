@@ -274,6 +274,7 @@ bool JobRunner::record(StepReport report) {
   if (controller_) {
     const std::size_t known = stragglers_.size();
     const std::size_t logged = controller_->log().size();
+    controller_->set_capabilities(backend_.capabilities());
     const auto started = std::chrono::steady_clock::now();
     const std::vector<Directive> decided = controller_->observe(report);
     controller_wall_ns_.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <set>
 #include <variant>
 #include <vector>
 
@@ -39,6 +40,7 @@ void MigratePolicy::run(PolicyContext& context) {
   if (recent_.size() > kRecent) recent_.pop_front();
   const Capabilities& caps = context.capabilities;
   const JobModel& job = context.job;
+  std::set<int> claimed;  // spare GPUs an earlier move of this turn took
   for (const StragglerFinding& f : context.stragglers) {
     if (f.kind != StragglerFinding::Kind::Gpu || f.slowdown < options_.min_slowdown) continue;
     const int rank = f.id;
@@ -69,7 +71,7 @@ void MigratePolicy::run(PolicyContext& context) {
     }
     std::vector<int> spares;
     for (int s : caps.spare_gpus)
-      if (!slow_hosts_.contains(place(s).host)) spares.push_back(s);
+      if (!slow_hosts_.contains(place(s).host) && !claimed.contains(s)) spares.push_back(s);
     const RemapResult remap = remap_to_spares(movers, spares, place);
     // One rank moved off its host splits its tensor-parallel group over two
     // hosts (its collectives through a NIC): slower than enduring, so a
@@ -118,8 +120,8 @@ void MigratePolicy::run(PolicyContext& context) {
       moved_at_[rank] = context.iteration;  // judged once per finding
       continue;
     }
-    // Three directives, each with its log entry (the runner pairs them in
-    // order): the gain and the whole cost go with the move itself.
+    // The directives, each with its log entry (the runner pairs them in
+    // order): the gain and the whole cost go with the first remap.
     const long long version = context.iteration + 1;  // the iteration that runs next
     const std::string why = "migrate: " + message;
     std::vector<Directive> steps{{SnapshotDirective{version}, why + ": state saved", 0}};
@@ -146,7 +148,10 @@ void MigratePolicy::run(PolicyContext& context) {
       context.log.push_back({context.iteration, "migrate", steps[k].reason.substr(9), steps[k],
                              true, first_move ? gain_s : 0, first_move ? cost_s : 0});
     }
-    for (const Placement& p : remap.placed) moved_at_[p.rank] = context.iteration;
+    for (const Placement& p : remap.placed) {
+      moved_at_[p.rank] = context.iteration;
+      claimed.insert(p.to_gpu);
+    }
     slow_hosts_.insert(place(gpu).host);
   }
 }

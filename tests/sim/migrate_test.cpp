@@ -98,3 +98,35 @@ TEST_CASE("migrate with whole_host off moves no lone rank off its host") {
       });
   CHECK(said == 1);
 }
+
+TEST_CASE("two slow GPUs on two hosts move onto two spare hosts, never the same spare twice") {
+  // GPUs 421 (host 52) and 10 (host 1) both 2x slower from 30 s: the
+  // detector names both, and with two spare hosts (16 GPUs) each host's 8
+  // ranks get their own spare host; with one spare host only the first
+  // move is made and the other says it has too few spares.
+  const std::string both =
+      "faults={spares: SPARES, events: [{kind: slow, gpu: 421, factor: 2, at: 30s}, "
+      "{kind: slow, gpu: 10, factor: 2, at: 30s}]}";
+  auto with_spares = [&](int spares) {
+    std::string f = both;
+    f.replace(f.find("SPARES"), 6, std::to_string(spares));
+    return run({f, "policy.balance=off", "policy.migrate=on"});
+  };
+  const sim::RunSummary two = with_spares(16);
+  std::vector<int> targets;
+  for (const auto& t : two.directives)
+    if (const auto* r = std::get_if<core::RemapDirective>(&t.directive.action))
+      targets.push_back(r->spare_gpu);
+  REQUIRE(targets.size() == 16);
+  std::sort(targets.begin(), targets.end());
+  CHECK(std::adjacent_find(targets.begin(), targets.end()) == targets.end());
+  CHECK(two.last.iteration_ns < two.healthy_iteration_ns * 101 / 100);
+  const sim::RunSummary one = with_spares(8);
+  CHECK(count<core::RemapDirective>(one) == 8);
+  const auto said =
+      std::count_if(one.notes.begin(), one.notes.end(), [](const core::PolicyNote& n) {
+        return n.module == "migrate" &&
+               n.message.find("fewer spare GPUs free") != std::string::npos;
+      });
+  CHECK(said == 1);
+}
