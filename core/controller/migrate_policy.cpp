@@ -1,12 +1,13 @@
 #include "core/controller/migrate_policy.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <set>
 #include <variant>
 #include <vector>
 
+#include "core/controller/lower_median.hpp"
+#include "core/controller/seconds_text.hpp"
 #include "core/faults/fault_config.hpp"
 #include "core/snapshot/remap.hpp"
 
@@ -15,22 +16,13 @@ namespace {
 
 constexpr std::size_t kRecent = 32;
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f s", s);
-  return buf;
-}
-
 }  // namespace
 
 TimeNs MigratePolicy::healthy_ns(std::int64_t before) const {
-  std::vector<TimeNs> times;
+  std::vector<double> times;
   for (const auto& [iteration, ns] : recent_)
-    if (iteration < before) times.push_back(ns);
-  if (times.empty()) return 0;
-  const auto mid = times.begin() + static_cast<std::ptrdiff_t>((times.size() - 1) / 2);
-  std::nth_element(times.begin(), mid, times.end());
-  return *mid;
+    if (iteration < before) times.push_back(static_cast<double>(ns));
+  return static_cast<TimeNs>(lower_median(times));
 }
 
 void MigratePolicy::run(PolicyContext& context) {

@@ -6,19 +6,12 @@
 #include <utility>
 
 #include "core/controller/cost_calibration.hpp"
+#include "core/controller/seconds_text.hpp"
 #include "core/cost/estimate.hpp"
 #include "core/planner/planner.hpp"
 
 namespace parashift::core {
-namespace {
-
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f s", s);
-  return buf;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 ReplanCost predicted_replan_cost(const CostInputs& inputs, const ParallelPlan& from,
                                  const ParallelPlan& to, TimeNs rebuild_ns) {

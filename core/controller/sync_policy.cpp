@@ -1,11 +1,11 @@
 #include "core/controller/sync_policy.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "core/controller/aggregation_policy.hpp"
 #include "core/controller/cost_calibration.hpp"
+#include "core/controller/seconds_text.hpp"
 #include "core/cost/estimate.hpp"
 
 namespace parashift::core {
@@ -32,12 +32,6 @@ std::vector<std::pair<SyncMode, CompressionSpec>> candidates(const JobModel& job
       if (p.problems(job.cost->model, job.cost->seq_len, p.gpus()).empty()) out.push_back({m, c});
     }
   return out;
-}
-
-std::string seconds_text(TimeNs ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f s", ns_to_s(ns));
-  return buf;
 }
 
 }  // namespace
@@ -116,9 +110,9 @@ void SyncPolicy::run(PolicyContext& context) {
   const double remaining =
       static_cast<double>(std::max<std::int64_t>(0, job.total_iterations - context.iteration - 1));
   const double gain_s = ns_to_s(now_ns - best.iteration_ns) * remaining;
-  const std::string message = best.label() + " predicted " + seconds_text(best.iteration_ns) +
-                              " an iteration against " + seconds_text(now_ns) + " (" +
-                              current->label() + ")";
+  const std::string message = best.label() + " predicted " +
+                              seconds_text(ns_to_s(best.iteration_ns)) + " an iteration against " +
+                              seconds_text(ns_to_s(now_ns)) + " (" + current->label() + ")";
   if (!pays) {
     // Inside a burst the same rejection is logged once.
     if (&best != &*current && !(in_burst && message == last_rejected_))
