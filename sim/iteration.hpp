@@ -16,6 +16,7 @@
 // the identical sends of the other ranks on their own rails.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -139,6 +140,15 @@ struct IterationResult {
 /// optimizer step, which must not change the weights being copied.
 inline TimeNs snapshot_window_ns(const IterationResult& r) {
   return r.workers.empty() ? 0 : r.iteration_ns - r.critical().optimizer_ns;
+}
+
+/// The share of the iteration the busiest data-parallel group's
+/// collectives keep a link busy, in [0, 0.95]: what a snapshot's
+/// replication does not get of the links it shares with them.
+inline double training_share(const IterationResult& r) {
+  const double share =
+      static_cast<double>(r.dp_sync_ns) / static_cast<double>(std::max<TimeNs>(1, r.iteration_ns));
+  return std::clamp(share, 0.0, 0.95);
 }
 
 /// The scenario's model, plan and sequence length on `device` (the input

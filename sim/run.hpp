@@ -46,7 +46,7 @@ struct RunSummary {
   std::vector<core::FailureSeen> failures;  // in the order seen
   int restarts = 0;  // failures recovered from (snapshots on: JobRunner::set_recovery)
   int replayed = 0;  // of `iterations`, those run again after a restore
-  std::vector<SnapshotCommit> snapshot_commits;         // replicated versions (max-min network)
+  std::vector<SnapshotCommit> snapshot_commits;         // replicated versions
   bool ended_on_failure = false;                        // the last failure ended the run
   std::optional<core::CalibrationSummary> calibration;  // module calibrate, when on
   IterationResult last;

@@ -373,6 +373,7 @@ void SimBackend::apply_action(const core::Directive& directive) {
     pending_move_ns_ += snapshot_copy_ns();
     iteration_ = d->version;      // the snapshot's iteration runs next
     replication_left_bytes_ = 0;  // the restart ends a replication in flight
+    replication_alone_ns_ = replication_due_ns_ = -1;
     replicating_version_ = -1;
     const core::FaultConfig f = scenario_.faults ? *scenario_.faults : core::FaultConfig{};
     if (std::exchange(failed_, false)) {

@@ -113,7 +113,7 @@ class SimBackend : public core::Backend {
   }
   /// Whether any slowdown event (slow, degrade, background, tenant, jitter) is scheduled.
   bool has_slowdowns() const { return !slowdowns_.empty(); }
-  /// The snapshots whose replication finished (max-min network), in order.
+  /// The snapshots whose replication finished, in order.
   const std::vector<SnapshotCommit>& snapshot_commits() const { return commits_; }
   /// GPUs that have not failed (spares included).
   int live_gpus() const { return static_cast<int>(std::count(dead_.begin(), dead_.end(), false)); }
@@ -225,6 +225,19 @@ class SimBackend : public core::Backend {
   TimeNs replication_taken_ns_ = 0;
   std::vector<std::pair<int, int>> replication_pairs_;
   double replication_left_bytes_ = 0;
+  // Under the path network: the replication alone (replication_alone_ns),
+  // priced when the snapshot is taken, and when it commits (-1: not yet
+  // started; it starts with the next iteration).
+  TimeNs replication_alone_ns_ = -1;
+  TimeNs replication_due_ns_ = -1;
+  struct AloneInputs {
+    std::vector<std::pair<int, int>> pairs;
+    std::vector<std::pair<int, double>> links;
+    double bytes = 0, share = 0;
+    int links_down = 0;
+    friend bool operator==(const AloneInputs&, const AloneInputs&) = default;
+  };
+  std::optional<std::pair<AloneInputs, TimeNs>> alone_cache_;  // the last one priced
   std::vector<SnapshotCommit> commits_;
   /// Each data-parallel group's ring order (ReorderDirective; by group
   /// index, empty: replicas in order); a re-plan to other groups (another

@@ -1,21 +1,26 @@
 // SimBackend's snapshot replication: after the device -> host copy, each
 // rank's state goes to `replicas - 1` peer hosts in other failure domains
 // (core::peer_hosts, as the fault campaigns place them), from its GPU to the
-// GPU in its place there, as class-Snapshot flows under the next iterations
-// (max-min network only: sim/network/snapshot_traffic.hpp). The version
-// commits when every pair is done. Under the path network, which shares no
-// link, only the copy is timed, as before.
+// GPU in its place there. Under the max-min network it runs as class-Snapshot
+// flows under the next iterations (sim/network/snapshot_traffic.hpp). The
+// path network shares no link within an iteration, so the replication is
+// priced on its own (replication_alone_ns: the pairs max-min among
+// themselves on what the last iteration's data-parallel traffic leaves of
+// each link, as the fault campaigns price it) and runs from the next
+// iteration's start. The version commits when every pair is done.
 #include "core/snapshot/failure_domains.hpp"
+#include "sim/network/snapshot_traffic.hpp"
 #include "sim/sim_backend.hpp"
 
 namespace parashift::sim {
 
 void SimBackend::start_replication(long long version) {
-  if (!scenario_.run.contention || !scenario_.faults) return;
+  if (!scenario_.faults) return;
   const core::SnapshotConfig& config = scenario_.faults->snapshot;
   if (config.replicas < 2) return;
   // A newer version supersedes one still replicating (it never commits).
   replication_pairs_.clear();
+  replication_alone_ns_ = replication_due_ns_ = -1;
   const int ranks = plan_now().gpus();
   for (int r = 0; r < ranks; ++r) {
     const auto gpu = static_cast<std::size_t>(gpu_of_rank(r));
@@ -29,10 +34,31 @@ void SimBackend::start_replication(long long version) {
   if (replication_pairs_.empty()) return;
   replicating_version_ = version;
   replication_taken_ns_ = now_ns_;
-  replication_left_bytes_ = rank_state_bytes();
+  if (scenario_.run.contention) {
+    replication_left_bytes_ = rank_state_bytes();
+    return;
+  }
+  AloneInputs in{replication_pairs_, paths_.link_overrides(), rank_state_bytes(),
+                 last_ ? training_share(*last_) : 0.0, links_down_};
+  if (!alone_cache_ || !(alone_cache_->first == in)) {
+    const TimeNs alone =
+        replication_alone_ns(paths_.topology(), in.links, in.pairs, in.bytes, in.share);
+    alone_cache_.emplace(std::move(in), alone);
+  }
+  replication_alone_ns_ = alone_cache_->second;
+  replication_due_ns_ = -1;
 }
 
 void SimBackend::count_replication(TimeNs iteration_start_ns) {
+  if (replication_alone_ns_ >= 0) {
+    if (replication_due_ns_ < 0) replication_due_ns_ = iteration_start_ns + replication_alone_ns_;
+    if (replication_due_ns_ <= iteration_start_ns + last_->iteration_ns) {
+      commits_.push_back({replicating_version_, replication_taken_ns_, replication_due_ns_});
+      replication_alone_ns_ = replication_due_ns_ = -1;
+      replicating_version_ = -1;
+    }
+    return;
+  }
   if (replication_left_bytes_ <= 0) return;
   if (last_->snapshot_done_ns >= 0) {
     commits_.push_back({replicating_version_, replication_taken_ns_,

@@ -131,9 +131,7 @@ PlanTiming PlanTimes::get(const core::ParallelPlan& asked) {
   const IterationResult& r = backend_.last_result();
   PlanTiming t;
   t.iteration_ns = report.iteration_ns;
-  t.training_share = std::clamp(
-      static_cast<double>(r.dp_sync_ns) / static_cast<double>(std::max<TimeNs>(1, r.iteration_ns)),
-      0.0, 0.95);
+  t.training_share = training_share(r);
   t.snapshot_window_ns = snapshot_window_ns(r);
   cache_.emplace(key, t);
   return t;

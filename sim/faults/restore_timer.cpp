@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/snapshot/failure_domains.hpp"
+#include "sim/network/snapshot_traffic.hpp"
 
 namespace parashift::sim {
 
@@ -74,13 +75,7 @@ TimeNs RestoreTimer::transfer_ns(const std::vector<RestoreFlow>& flows) {
 
 TimeNs replication_ns(const topo::Topology& topology, const ClusterSlots& slots, double rank_bytes,
                       int replicas, core::FailureDomain domain, double training_share) {
-  Kernel kernel;
-  FlowNetwork network(kernel, topology);
-  const double left = std::max(0.05, 1.0 - training_share);
-  for (int e = 0; e < topology.link_count(); ++e) {
-    network.set_link_bandwidth(e, topology.link(e).bandwidth_Bps * left);
-  }
-  TimeNs last = 0;
+  std::vector<std::pair<int, int>> pairs;
   for (int g = 0; g < topology.gpu_count(); ++g) {
     const int host = slots.host_of_gpu[static_cast<std::size_t>(g)];
     const auto local = static_cast<std::size_t>(slots.local_of_gpu[static_cast<std::size_t>(g)]);
@@ -92,13 +87,10 @@ TimeNs replication_ns(const topo::Topology& topology, const ClusterSlots& slots,
         peer = slots.domains.hosts_of_rack[rack].front();
       }
       const auto& dst = slots.gpus_of_host[static_cast<std::size_t>(peer)];
-      network.start_flow(
-          g, dst[local % dst.size()], rank_bytes, [&] { last = std::max(last, kernel.now()); },
-          static_cast<std::uint64_t>(g), core::TrafficClass::Snapshot);
+      pairs.emplace_back(g, dst[local % dst.size()]);
     }
   }
-  kernel.run();
-  return last;
+  return replication_alone_ns(topology, {}, pairs, rank_bytes, training_share);
 }
 
 }  // namespace parashift::sim

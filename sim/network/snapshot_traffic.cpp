@@ -1,6 +1,7 @@
 #include "sim/network/snapshot_traffic.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace parashift::sim {
 
@@ -38,6 +39,30 @@ void SnapshotTraffic::send(const std::shared_ptr<State>& state, std::size_t pair
         }
       },
       static_cast<std::uint64_t>(pair), core::TrafficClass::Snapshot);
+}
+
+TimeNs replication_alone_ns(const topo::Topology& topology,
+                            const std::vector<std::pair<int, double>>& link_Bps,
+                            const std::vector<std::pair<int, int>>& pairs, double bytes,
+                            double training_share) {
+  Kernel kernel;
+  FlowNetwork network(kernel, topology);
+  const double left = std::max(0.05, 1.0 - training_share);
+  const std::map<int, double> overridden(link_Bps.begin(), link_Bps.end());
+  for (int e = 0; e < topology.link_count(); ++e) {
+    const auto it = overridden.find(e);
+    network.set_link_bandwidth(
+        e, (it != overridden.end() ? it->second : topology.link(e).bandwidth_Bps) * left);
+  }
+  TimeNs last = 0;
+  for (std::size_t p = 0; p < pairs.size(); ++p) {
+    network.start_flow(
+        pairs[p].first, pairs[p].second, bytes, [&] { last = std::max(last, kernel.now()); },
+        static_cast<std::uint64_t>(pairs[p].first),
+        core::TrafficClass::Snapshot);  // ECMP by source
+  }
+  kernel.run();
+  return last;
 }
 
 }  // namespace parashift::sim

@@ -16,6 +16,17 @@
 
 namespace parashift::sim {
 
+/// One replication on its own: every pair sends `bytes` at once, sharing
+/// links max-min among themselves, on `topology` with `link_Bps` overrides
+/// (degraded links) and every link at (1 - training_share) of its rate, at
+/// least 5% (the job's own traffic keeps its share); a pair's route is
+/// hashed by its source GPU. When the last pair is done, from the start. The fault campaigns'
+/// replication time, and SimBackend's under the path network, where no flow shares an iteration.
+TimeNs replication_alone_ns(const topo::Topology& topology,
+                            const std::vector<std::pair<int, double>>& link_Bps,
+                            const std::vector<std::pair<int, int>>& pairs, double bytes,
+                            double training_share);
+
 class SnapshotTraffic {
  public:
   /// A chunk: small beside a pair's state (tens of GB), large beside a
