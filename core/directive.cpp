@@ -2,7 +2,9 @@
 
 #include "core/backend.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -94,6 +96,21 @@ void to_json(nlohmann::json& out, const Directive& directive) {
           },
       },
       directive.action);
+}
+
+void check_reorder(const ReorderDirective& directive, int groups, int dp) {
+  const std::string what = "reorder dp group " + std::to_string(directive.group);
+  if (directive.group < 0 || directive.group >= groups)
+    throw std::invalid_argument(what + ": the plan has data-parallel groups 0.." +
+                                std::to_string(groups - 1));
+  std::vector<int> sorted = directive.order;
+  std::sort(sorted.begin(), sorted.end());
+  bool permutation = static_cast<int>(sorted.size()) == dp;
+  for (int k = 0; permutation && k < dp; ++k)
+    permutation = sorted[static_cast<std::size_t>(k)] == k;
+  if (!permutation)
+    throw std::invalid_argument(what + ": expected an order of the replicas 0.." +
+                                std::to_string(dp - 1) + ", each once");
 }
 
 }  // namespace parashift::core

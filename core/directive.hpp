@@ -60,6 +60,10 @@ struct Directive {
 std::string to_string(const Directive& directive);
 void to_json(nlohmann::json& out, const Directive& directive);
 const char* kind_name(const DirectiveAction& action);
+/// A backend's check of a ReorderDirective for a plan with `groups`
+/// data-parallel groups of `dp` replicas: std::invalid_argument naming the
+/// group unless it is one of them and the order is a permutation of 0..dp-1.
+void check_reorder(const ReorderDirective& directive, int groups, int dp);
 /// "[10,10,12,10]": how directives print layer splits and micro-batch shares.
 std::string format_int_list(const std::vector<int>& values);
 

@@ -38,18 +38,7 @@ core::Capabilities::RingRoutes SimBackend::ring_routes() const {
 void SimBackend::reorder(const core::ReorderDirective& directive) {
   const core::ParallelPlan& plan = plan_now();
   const int groups = plan.pp * plan.cp;
-  const std::string what = "reorder dp group " + std::to_string(directive.group);
-  if (directive.group < 0 || directive.group >= groups)
-    throw std::invalid_argument(what + ": the plan has data-parallel groups 0.." +
-                                std::to_string(groups - 1));
-  std::vector<int> sorted = directive.order;
-  std::sort(sorted.begin(), sorted.end());
-  bool permutation = static_cast<int>(sorted.size()) == plan.dp;
-  for (int k = 0; permutation && k < plan.dp; ++k)
-    permutation = sorted[static_cast<std::size_t>(k)] == k;
-  if (!permutation)
-    throw std::invalid_argument(what + ": expected an order of the replicas 0.." +
-                                std::to_string(plan.dp - 1) + ", each once");
+  core::check_reorder(directive, groups, plan.dp);
   dp_orders_.resize(static_cast<std::size_t>(groups));
   dp_orders_[static_cast<std::size_t>(directive.group)] = directive.order;
   pending_move_ns_ += core::kRingRebuildNs;

@@ -1,5 +1,6 @@
 #include "hw/comm/virtual_time.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -31,29 +32,94 @@ core::TimeNs virtual_collective_ns(core::CollectiveKind kind, double bytes, int 
 VirtualLink VirtualLink::at(core::TimeNs t_ns) const {
   VirtualLink now{Bps, latency_ns};
   for (const VirtualDegrade& d : degrades)
-    if (t_ns >= d.from_ns && t_ns < d.until_ns) now.Bps *= d.fraction;
+    if (d.from_rank < 0 && t_ns >= d.from_ns && t_ns < d.until_ns) now.Bps *= d.fraction;
   return now;
 }
 
+double VirtualLink::Bps_between(core::TimeNs t_ns, int from, int to) const {
+  double rate = Bps;
+  for (const VirtualDegrade& d : degrades)
+    if ((d.from_rank < 0 || (d.from_rank == from && d.to_rank == to)) && t_ns >= d.from_ns &&
+        t_ns < d.until_ns)
+      rate *= d.fraction;
+  return rate;
+}
+
+namespace {
+
+std::vector<int> identity(int n) {
+  std::vector<int> out(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) out[static_cast<std::size_t>(k)] = k;
+  return out;
+}
+
+}  // namespace
+
+// The communicator given is the world: its ranks are the world ranks.
 VirtualTimeCommunicator::VirtualTimeCommunicator(Communicator& inner, VirtualClock& clock,
                                                  VirtualLink link)
-    : inner_(&inner), clock_(clock), link_(link) {}
+    : inner_(&inner),
+      clock_(clock),
+      link_(std::move(link)),
+      world_(identity(inner.size())),
+      ledger_(std::make_shared<EdgeLedger>()) {}
 
 VirtualTimeCommunicator::VirtualTimeCommunicator(std::unique_ptr<Communicator> owned,
                                                  VirtualClock& clock, VirtualLink link)
-    : owned_(std::move(owned)), inner_(owned_.get()), clock_(clock), link_(link) {}
+    : owned_(std::move(owned)),
+      inner_(owned_.get()),
+      clock_(clock),
+      link_(std::move(link)),
+      world_(identity(inner_->size())),
+      ledger_(std::make_shared<EdgeLedger>()) {}
+
+VirtualTimeCommunicator::VirtualTimeCommunicator(std::unique_ptr<Communicator> owned,
+                                                 VirtualClock& clock, VirtualLink link,
+                                                 std::vector<int> world,
+                                                 std::shared_ptr<EdgeLedger> ledger)
+    : owned_(std::move(owned)),
+      inner_(owned_.get()),
+      clock_(clock),
+      link_(std::move(link)),
+      world_(std::move(world)),
+      ledger_(std::move(ledger)) {}
+
+void VirtualTimeCommunicator::book(int to_member, double bytes, core::TimeNs busy_ns) {
+  EdgeUse& use = (*ledger_)[world_[static_cast<std::size_t>(to_member)]];
+  use.bytes += bytes;
+  use.busy_ns += busy_ns;
+}
 
 void VirtualTimeCommunicator::collective(core::CollectiveKind kind, double bytes) {
-  if (inner_->size() <= 1) return;
+  const int p = inner_->size();
+  if (p <= 1) return;
   double latest = static_cast<double>(clock_.now_ns());  // exact below 2^53 ns (104 days)
   inner_->all_reduce_max(std::span<double>(&latest, 1));
   clock_.reach(static_cast<core::TimeNs>(latest));
-  clock_.advance(virtual_collective_ns(kind, bytes, inner_->size(), link_.at(clock_.now_ns())));
+  // Around the ring in rank order, at its slowest edge's rate.
+  const core::TimeNs t = clock_.now_ns();
+  VirtualLink ring = link_.at(t);
+  for (int k = 0; k < p; ++k)
+    ring.Bps = std::min(ring.Bps, link_.Bps_between(t, world_[static_cast<std::size_t>(k)],
+                                                    world_[static_cast<std::size_t>((k + 1) % p)]));
+  const core::TimeNs ns = virtual_collective_ns(kind, bytes, p, ring);
+  clock_.advance(ns);
+  if (bytes > 0) book((inner_->rank() + 1) % p, bytes * core::nccl_bus_factor(kind, p), ns);
 }
 
-void VirtualTimeCommunicator::arrived(core::TimeNs sent_ns, double bytes) {
-  clock_.reach(sent_ns +
-               virtual_collective_ns(core::CollectiveKind::SendRecv, bytes, 2, link_.at(sent_ns)));
+void VirtualTimeCommunicator::arrived(int peer, core::TimeNs sent_ns, double bytes) {
+  const VirtualLink edge{link_.Bps_between(sent_ns, world_[static_cast<std::size_t>(peer)],
+                                           world_[static_cast<std::size_t>(inner_->rank())]),
+                         link_.latency_ns};
+  clock_.reach(sent_ns + virtual_collective_ns(core::CollectiveKind::SendRecv, bytes, 2, edge));
+}
+
+void VirtualTimeCommunicator::book_send(int peer, double bytes) {
+  const core::TimeNs t = clock_.now_ns();
+  const VirtualLink edge{link_.Bps_between(t, world_[static_cast<std::size_t>(inner_->rank())],
+                                           world_[static_cast<std::size_t>(peer)]),
+                         link_.latency_ns};
+  book(peer, bytes, virtual_collective_ns(core::CollectiveKind::SendRecv, bytes, 2, edge));
 }
 
 void VirtualTimeCommunicator::all_reduce_sum(std::span<float> data) {
@@ -93,6 +159,7 @@ void VirtualTimeCommunicator::send(std::span<const float> data, int peer, int ta
   const core::TimeNs now = clock_.now_ns();
   std::memcpy(stamped.data() + data.size(), &now, sizeof now);
   inner_->send(stamped, peer, tag);
+  book_send(peer, static_cast<double>(data.size_bytes()));
 }
 
 void VirtualTimeCommunicator::recv(std::span<float> data, int peer, int tag) {
@@ -102,7 +169,7 @@ void VirtualTimeCommunicator::recv(std::span<float> data, int peer, int tag) {
             data.begin());
   core::TimeNs sent = 0;
   std::memcpy(&sent, stamped.data() + data.size(), sizeof sent);
-  arrived(sent, static_cast<double>(data.size_bytes()));
+  arrived(peer, sent, static_cast<double>(data.size_bytes()));
 }
 
 void VirtualTimeCommunicator::send_bytes(std::span<const std::byte> data, int peer, int tag) {
@@ -111,6 +178,7 @@ void VirtualTimeCommunicator::send_bytes(std::span<const std::byte> data, int pe
   std::memcpy(stamped.data(), &now, sizeof now);
   std::copy(data.begin(), data.end(), stamped.begin() + sizeof now);
   inner_->send_bytes(stamped, peer, tag);
+  book_send(peer, static_cast<double>(data.size()));
 }
 
 std::vector<std::byte> VirtualTimeCommunicator::recv_bytes(int peer, int tag) {
@@ -121,12 +189,19 @@ std::vector<std::byte> VirtualTimeCommunicator::recv_bytes(int peer, int tag) {
   core::TimeNs sent = 0;
   std::memcpy(&sent, stamped.data(), sizeof sent);
   std::vector<std::byte> data(stamped.begin() + sizeof sent, stamped.end());
-  arrived(sent, static_cast<double>(data.size()));
+  arrived(peer, sent, static_cast<double>(data.size()));
   return data;
 }
 
 std::unique_ptr<Communicator> VirtualTimeCommunicator::split(int color, int key) {
-  return std::make_unique<VirtualTimeCommunicator>(inner_->split(color, key), clock_, link_);
+  std::unique_ptr<Communicator> group = inner_->split(color, key);
+  // The members' world ranks, in the group's order (set-up: not priced).
+  const double mine = world_[static_cast<std::size_t>(inner_->rank())];
+  std::vector<int> world;
+  for (double w : group->all_gather(std::span<const double>(&mine, 1)))
+    world.push_back(static_cast<int>(w));
+  return std::unique_ptr<Communicator>(
+      new VirtualTimeCommunicator(std::move(group), clock_, link_, std::move(world), ledger_));
 }
 
 }  // namespace parashift::hw

@@ -11,9 +11,13 @@
 //   - a message carries its sender's clock; the receiver's clock becomes at
 //     least that + latency + bytes / Bps. A send itself costs the sender
 //     nothing (buffered, as a DMA engine takes it).
-// Links are not shared: two messages at once each get the whole rate. A
-// degraded span (VirtualLink::degrades) prices a collective at the rate
-// when its last member arrives, a message at the rate when it was sent.
+// Every rank has a link to every other, all at the same rate until a
+// degrade names one ("r1->r2"); a ring collective runs around its group in
+// rank order at its slowest edge's rate. Links are not shared: two messages
+// at once each get the whole rate. A degraded span (VirtualLink::degrades)
+// prices a collective at the rate when its last member arrives, a message
+// at the rate when it was sent. Each rank books what its outgoing links
+// carried (EdgeLedger), the executor's link telemetry.
 // A run's times therefore depend on the work done and the bytes sent, never
 // on the machine, its load or the sanitizer it runs under, and they have a
 // critical path (a pipeline waits for its slow stage, a collective for its
@@ -22,6 +26,7 @@
 #pragma once
 
 #include <limits>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -44,21 +49,39 @@ class VirtualClock {
 };
 
 /// A span of virtual time in which the link runs at `fraction` of its rate
-/// (a scenario's degrade event: every message crosses the one link).
+/// (a scenario's degrade event): every rank's link, or the one from world
+/// rank `from_rank` to `to_rank` (a link named "r1->r2").
 struct VirtualDegrade {
   core::TimeNs from_ns = 0;
   core::TimeNs until_ns = std::numeric_limits<core::TimeNs>::max();
   double fraction = 1;
+  int from_rank = -1;  // -1: every link
+  int to_rank = -1;
 };
 
-/// The modelled link every message crosses (one direction, per rank).
+/// The modelled link: each rank has one to every other (one direction),
+/// all alike until a degrade names one.
 struct VirtualLink {
   double Bps = 10e9;               // 10 GB/s
   core::TimeNs latency_ns = 5000;  // per ring step or message
   std::vector<VirtualDegrade> degrades = {};
-  /// The link as it runs at `t_ns`: Bps times the fractions holding then.
+  /// The links as they run at `t_ns`: Bps times the fractions of the
+  /// degrades of every link holding then.
   VirtualLink at(core::TimeNs t_ns) const;
+  /// The rate at `t_ns` of the link from world rank `from` to `to`: Bps
+  /// times the fractions holding then on every link or on that one.
+  double Bps_between(core::TimeNs t_ns, int from, int to) const;
 };
+
+/// What one rank's outgoing link to one peer carried in a step: the bytes
+/// on the wire and the time it was busy sending them.
+struct EdgeUse {
+  double bytes = 0;
+  core::TimeNs busy_ns = 0;
+};
+/// A rank's outgoing links, by the receiving world rank (shared by every
+/// group split from one VirtualTimeCommunicator).
+using EdgeLedger = std::map<int, EdgeUse>;
 
 /// The time of one collective of `bytes` (nccl-tests' buffer size) over
 /// `ranks` on `link`; 0 for one rank. SendRecv: one message.
@@ -66,7 +89,10 @@ core::TimeNs virtual_collective_ns(core::CollectiveKind kind, double bytes, int 
                                    const VirtualLink& link);
 
 /// Forwards every call to `inner` and keeps `clock` as described above.
-/// Groups split from it share the clock and the link.
+/// Groups split from it share the clock, the link and the ledger. A ring
+/// collective (all-reduce, all-gather, reduce-scatter) runs around the
+/// group in its rank order, at the rate of its slowest edge (member k to
+/// k + 1, k = size - 1 to 0); each member books its outgoing edge.
 class VirtualTimeCommunicator : public Communicator {
  public:
   VirtualTimeCommunicator(Communicator& inner, VirtualClock& clock, VirtualLink link);
@@ -90,15 +116,32 @@ class VirtualTimeCommunicator : public Communicator {
   void post_sends() override { inner_->post_sends(); }
   std::unique_ptr<Communicator> split(int color, int key) override;
 
+  /// The world rank of each member, by rank in this group.
+  const std::vector<int>& world_ranks() const { return world_; }
+  /// This rank's outgoing links since clear_edges() (every group's).
+  const EdgeLedger& edges() const { return *ledger_; }
+  void clear_edges() { ledger_->clear(); }
+  const VirtualLink& link() const { return link_; }
+  VirtualClock& clock() const { return clock_; }
+
  private:
+  VirtualTimeCommunicator(std::unique_ptr<Communicator> owned, VirtualClock& clock,
+                          VirtualLink link, std::vector<int> world,
+                          std::shared_ptr<EdgeLedger> ledger);
+  void book(int to_member, double bytes, core::TimeNs busy_ns);
   // Every member's clock to the group's latest, then the collective's time.
   void collective(core::CollectiveKind kind, double bytes);
-  void arrived(core::TimeNs sent_ns, double bytes);
+  // A message from member `peer` sent at `sent_ns`: the clock reaches its arrival.
+  void arrived(int peer, core::TimeNs sent_ns, double bytes);
+  // A message to member `peer` sent now: booked on that edge.
+  void book_send(int peer, double bytes);
 
   std::unique_ptr<Communicator> owned_;
   Communicator* inner_;
   VirtualClock& clock_;
   VirtualLink link_;
+  std::vector<int> world_;  // by member
+  std::shared_ptr<EdgeLedger> ledger_;
 };
 
 }  // namespace parashift::hw

@@ -50,7 +50,7 @@ void HwBackend::all_reduce_gradients(Counters& c) {
   auto flush = [&] {
     if (filled == 0) return;
     k.synchronize();
-    groups_.dp->all_reduce_sum(std::span<float>(dp_bucket_.data(), filled));
+    groups_.sync_ring().all_reduce_sum(std::span<float>(dp_bucket_.data(), filled));
     c.dp_bytes += static_cast<double>(filled) * sizeof(float);
     std::size_t at = 0;
     for (const Piece& p : pieces) {

@@ -88,6 +88,8 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
   keep_freed_host_memory();  // iterations reuse their buffers instead of faulting them in
   if (options_.virtual_clock != nullptr && options_.compute_clock != ComputeClock::Counted)
     throw std::invalid_argument("hw backend: a virtual clock needs the counted compute clock");
+  if (options_.virtual_clock != nullptr)
+    virtual_world_ = dynamic_cast<VirtualTimeCommunicator*>(&world_);
   if (world.size() != plan.gpus())
     throw core::InputError("plan: tp*pp*dp*cp=" + std::to_string(plan.gpus()) +
                            " ranks, but the job has " + std::to_string(world.size()) +
@@ -115,6 +117,7 @@ void HwBackend::setup() {
   shape_ = {model_.hidden,  model_.heads,     model_.ffn_hidden,     plan.tp,
             shape_.seq_len, plan.micro_batch, plan.sequence_parallel};
   groups_ = make_comm_groups(world_, plan);
+  dp_orders_.clear();  // the new groups start in the launch order
   rebuild_sync();
   workspace_.emplace(*kernels_, shape_, plan.recompute);
   // This rank's tokens x hidden: all of them, or its shard under sequence parallelism.

@@ -36,6 +36,7 @@ namespace parashift::hw {
 
 class ByteWriter;
 class VirtualClock;
+class VirtualTimeCommunicator;
 class ByteReader;
 
 /// How a rank's compute time is measured: wall time, or this thread's CPU
@@ -340,6 +341,19 @@ class HwBackend : public core::Backend {
   core::TimeNs counted_ns(double units) const;  // ComputeClock::Counted
   /// Spins until `segment_ns` x (slowdown - 1) more compute-clock time has passed.
   void stretch(core::TimeNs segment_ns) const;
+
+  // Rings in another order (hw_backend_rings.cpp): under virtual time,
+  // where every rank-to-rank link has its rate and its ledger.
+  VirtualTimeCommunicator* virtual_world_ = nullptr;  // world_, when it is one
+  std::vector<std::vector<int>> dp_orders_;  // by dp group (stage); empty: replicas in order
+  core::Capabilities::RingRoutes ring_routes() const;
+  void reorder(const core::ReorderDirective& directive);
+  /// This rank's outgoing links' use this step, packed (edge_fields() per world rank).
+  std::vector<double> pack_edges() const;
+  std::size_t edge_fields() const;
+  /// The links every rank's packed use names, as StepReport::links.
+  std::vector<core::LinkTelemetry> links_of(const std::vector<double>& all, std::size_t stride,
+                                            std::size_t offset, core::TimeNs iteration_ns) const;
 
   std::int64_t iteration_ = 0;
   bool warm_ = false;  // a step has run since construction or the last restore

@@ -57,6 +57,8 @@ void HwBackend::apply(const core::Directive& directive) {
           restore(action.version);
         } else if constexpr (std::is_same_v<T, core::ReplanDirective>) {
           replan(action.plan);
+        } else if constexpr (std::is_same_v<T, core::ReorderDirective>) {
+          reorder(action);
         } else {
           throw std::invalid_argument(std::string("hw backend: ") + core::kind_name(action) +
                                       " is not supported");

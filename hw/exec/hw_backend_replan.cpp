@@ -60,7 +60,10 @@ std::string executor_plan_problem(const core::ParallelPlan& plan, int seq_len) {
 }
 
 core::Capabilities HwBackend::capabilities() const {
-  return capabilities_for(model_, shape_.seq_len, world_.size());
+  core::Capabilities caps = capabilities_for(model_, shape_.seq_len, world_.size());
+  caps.link_telemetry = virtual_world_ != nullptr;  // hw_backend_rings.cpp
+  caps.ring_routes = ring_routes();
+  return caps;
 }
 
 core::Capabilities HwBackend::capabilities_for(const core::ModelSpec& model, int seq_len,

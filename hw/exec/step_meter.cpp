@@ -63,11 +63,14 @@ core::StepReport HwBackend::make_report(const Counters& c) const {
   mine.peak_bytes =
       persistent_bytes + static_cast<double>(workspace_->bytes()) + c.peak_stash_bytes;
   mine.wall_ns = static_cast<double>(c.wall_ns);
-  const std::vector<double> all = world_.all_gather(mine.pack());
+  std::vector<double> packed = mine.pack();
+  const std::vector<double> edges = pack_edges();  // under virtual time: each outgoing link's use
+  packed.insert(packed.end(), edges.begin(), edges.end());
+  const std::vector<double> all = world_.all_gather(packed);
   const int ranks = world_.size();
   std::vector<RankMeasure> m;
   for (int rank = 0; rank < ranks; ++rank)
-    m.push_back(RankMeasure::unpack(all.data() + static_cast<std::size_t>(rank) * kFields.size()));
+    m.push_back(RankMeasure::unpack(all.data() + static_cast<std::size_t>(rank) * packed.size()));
   core::StepReport r;
   r.iteration = iteration_;
   const core::RankLayout layout(plan_);
@@ -79,6 +82,7 @@ core::StepReport HwBackend::make_report(const Counters& c) const {
     r.rank_exposed_comm_ns.push_back(static_cast<core::TimeNs>(x.tp_ns + x.pp_ns + x.dp_ns));
     r.rank_peak_memory_bytes.push_back(x.peak_bytes);
   }
+  r.links = links_of(all, packed.size(), kFields.size(), r.iteration_ns);
   // One entry per group, what it spent communicating, as the simulator
   // reports a group's busy time. A collective's members each wait inside
   // the call for the last to arrive, so the least member's time is the

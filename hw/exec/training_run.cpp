@@ -1,5 +1,6 @@
 #include "hw/exec/training_run.hpp"
 
+#include <cstdio>
 #include <limits>
 #include <variant>
 
@@ -47,11 +48,22 @@ std::vector<VirtualDegrade> virtual_degrades(const core::Scenario& scenario) {
   if (!scenario.faults) return out;
   for (const core::FaultEvent& e : scenario.faults->events) {
     if (e.kind != core::FaultEventKind::Degrade) continue;
-    if (e.scope.empty())
-      throw core::InputError(e.where + ": link '" + e.link +
-                             "': the executor's virtual time models one link that every message "
-                             "crosses; expected scope: inter_node (or intra_node) instead");
     VirtualDegrade d{e.at_ns, std::numeric_limits<core::TimeNs>::max(), e.fraction};
+    if (e.scope.empty()) {
+      // One rank-to-rank link, "r1->r2" (as the executor's reports name them).
+      const int ranks = scenario.plan.gpus();
+      int from = -1, to = -1, end = 0;
+      const bool named = std::sscanf(e.link.c_str(), "r%d->r%d%n", &from, &to, &end) == 2 &&
+                         end == static_cast<int>(e.link.size());
+      if (!named || from < 0 || to < 0 || from >= ranks || to >= ranks || from == to)
+        throw core::InputError(
+            e.where + ": link '" + e.link +
+            "': the executor's virtual time has a link from every rank to every other; expected "
+            "a link r<from>->r<to> between two of its ranks 0.." +
+            std::to_string(ranks - 1) + ", or scope: inter_node (or intra_node) for every link");
+      d.from_rank = from;
+      d.to_rank = to;
+    }
     if (e.duration_ns) d.until_ns = e.at_ns + *e.duration_ns;
     out.push_back(d);
   }

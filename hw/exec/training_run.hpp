@@ -81,10 +81,10 @@ struct TrainingRunResult {
 double scenario_slowdown(const core::Scenario& scenario, int rank,
                          std::optional<core::TimeNs> at_ns = std::nullopt);
 
-/// The scenario's degrade events as spans of the virtual link's rate
-/// (--clock virtual: every message crosses the one modelled link, so a
-/// degrade's scope is the whole link). A degrade naming a link is an
-/// InputError naming it.
+/// The scenario's degrade events as spans of the virtual links' rates
+/// (--clock virtual): a degrade with a scope cuts every rank-to-rank link,
+/// one naming a link "r<from>->r<to>" (two of the plan's ranks) that link
+/// alone. Any other link name is an InputError naming the event.
 std::vector<VirtualDegrade> virtual_degrades(const core::Scenario& scenario);
 
 /// Collective over `world`. `on_iteration` (may be empty) is called on every

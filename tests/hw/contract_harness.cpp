@@ -194,6 +194,15 @@ void ThreadedHwBackend::launch(const core::ParallelPlan& plan) {
 core::Capabilities ThreadedHwBackend::capabilities() const {
   core::Capabilities caps = hw::HwBackend::capabilities_for(model_, seq_len_, plan_.gpus());
   placement_.describe(caps);
+  // On virtual time the ranks' links and rings (hw_backend_rings.cpp), as
+  // the first local rank's backend describes them.
+  for (const auto& rank : ranks_)
+    if (rank) {
+      const core::Capabilities own = rank->capabilities();
+      caps.link_telemetry = own.link_telemetry;
+      caps.ring_routes = own.ring_routes;
+      break;
+    }
   return caps;
 }
 

@@ -147,9 +147,9 @@ TEST_CASE("the executor refuses the events it cannot play on itself, naming the 
   }
 }
 
-TEST_CASE("on virtual time a degrade event slows the one modelled link for its span") {
-  // 10% of the link from 2 s for 3 s, and a named link refused: the
-  // virtual link is the only one every message crosses.
+TEST_CASE("on virtual time a degrade event with a scope slows every modelled link for its span") {
+  // 10% of every link from 2 s for 3 s, and a link that is no pair of
+  // ranks refused (ring_reorder_test.cpp: one named rank-to-rank link).
   const auto load = [](const std::string& event) {
     return core::load_scenario(PARASHIFT_SOURCE_DIR "/tests/hw/data/policy-4rank.yaml",
                                {"faults.events=[" + event + "]"});
@@ -174,7 +174,7 @@ TEST_CASE("on virtual time a degrade event slows the one modelled link for its s
   CHECK_THROWS_WITH_AS(
       hw::virtual_degrades(load("{kind: degrade, link: \"l0->p0\", fraction: 0.5, at: 0s}")),
       doctest::Contains("faults.events[0] (set on the command line): link 'l0->p0': the "
-                        "executor's virtual time models one link"),
+                        "executor's virtual time has a link from every rank to every other"),
       core::InputError);
 }
 
