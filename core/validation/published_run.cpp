@@ -215,6 +215,11 @@ void apply_framework(const Row& row, PublishedRun& run) {
                              " without Transformer Engine: unfused attention");
     }
   }
+  if (has(framework, "kempnerforge")) {
+    // Its FSDP2 policy (kempnerforge/distributed/parallel.py, default_mp_policy,
+    // since its first commit): bf16 parameters, gradients reduced in FP32.
+    run.options.grad_reduce_bytes = 4.0;
+  }
   if (has(framework, "torchtitan")) {
     run.options.grad_reduce_bytes = 4.0;  // FSDP2 mixed precision reduces in FP32
     if (run.plan.optimizer_sharding == OptimizerSharding::Fsdp && run.plan.pp > 1) {
