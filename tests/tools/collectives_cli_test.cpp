@@ -137,3 +137,32 @@ TEST_CASE("collectives: --backend sim runs the same model on the max-min network
   CHECK(rows_of(spine_sim)[0]["time_us"].get<double>() >
         1.5 * rows_of(spine)[0]["time_us"].get<double>());
 }
+
+TEST_CASE("collectives --backend hw: bad input is one line naming the option, exit 2") {
+  // The measured sweep runs over the ranks mpirun started: here one (an MPI
+  // singleton), which is too few; the group, model and algorithm options
+  // belong to the model's backends.
+  const std::vector<std::vector<std::string>> bad = {
+      {"--op", "all_reduce"},
+      {"--op", "alltoall"},
+      {"--op", "all_reduce", "--topology", "dgx-h100"},
+      {"--op", "all_reduce", "--algo", "ring"},
+      {"--op", "all_reduce", "-n", "0"},
+  };
+  const std::vector<std::string> names = {
+      "--backend hw: a collective needs at least 2 ranks; launch the command with mpirun -np N",
+      "--backend hw --op alltoall: runs all_reduce, all_gather and reduce_scatter",
+      "--backend hw: measures the collective over the ranks mpirun started; give no SCENARIO, "
+      "--topology",
+      "--backend hw: measures the collective over the ranks mpirun started",
+      "--iters"};
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    std::vector<std::string> args = {"collectives", "--backend", "hw"};
+    args.insert(args.end(), bad[i].begin(), bad[i].end());
+    const auto r = run_parashift(args);
+    INFO("case ", i, ": ", r.err);
+    CHECK(r.status == 2);
+    CHECK(lines_of(r.err) == 1);
+    CHECK(r.err.find(names[i]) != std::string::npos);
+  }
+}

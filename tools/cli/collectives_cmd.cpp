@@ -22,6 +22,7 @@
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
 #include "sim/network/ring_coflow.hpp"
+#include "tools/cli/collectives_hw.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/number_check.hpp"
 #include "tools/cli/output_file.hpp"
@@ -46,6 +47,8 @@ struct CollectivesOptions {
   std::string algo = "auto";
   std::string backend = "analytical";
   std::string json_path;
+  int warmup = 5;  // --backend hw|cuda: untimed calls per size
+  int iters = 20;  // ... and timed ones
 };
 
 struct OpInfo {
@@ -202,9 +205,6 @@ core::TimeNs simulate_alone(const topo::Topology& topology, const core::NcclFabr
 }
 
 void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
-  if (o.scenario.empty() == o.topology.empty()) {
-    throw core::InputError("collectives: give a SCENARIO file or --topology SOURCE (one of them)");
-  }
   const core::CollectiveKind kind = parse_op(o.op);
   core::NcclAlgo algo = core::NcclAlgo::Auto;
   if (!core::parse_nccl_algo(o.algo, algo)) {
@@ -217,10 +217,24 @@ void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
                            " (sizes must go from -b up to -e)");
   }
   const int factor = parse_factor(o.factor);
+  if (o.backend == "hw" || o.backend == "cuda") {
+    // Measured on the job's own ranks: no model, no topology, no group to pick.
+    if (!o.scenario.empty() || !o.topology.empty() || o.ranks > 0 || o.nodes > 0 ||
+        algo != core::NcclAlgo::Auto)
+      throw core::InputError("--backend " + o.backend +
+                             ": measures the collective over the ranks mpirun started; give no "
+                             "SCENARIO, --topology, --ranks, --nodes or --algo");
+    HwSweepRequest request{o.op, kind, {}, o.warmup, o.iters, o.backend, o.json_path};
+    for (double bytes = begin; bytes <= end; bytes *= factor) request.sizes.push_back(bytes);
+    return run_collectives_hw(request, ctx);
+  }
   if (o.backend != "analytical" && o.backend != "sim") {
-    throw core::InputError("--backend " + o.backend + ": expected analytical or sim");
+    throw core::InputError("--backend " + o.backend + ": expected analytical, sim, hw or cuda");
   }
   const bool simulate = o.backend == "sim";
+  if (o.scenario.empty() == o.topology.empty()) {
+    throw core::InputError("collectives: give a SCENARIO file or --topology SOURCE (one of them)");
+  }
   if (simulate && kind == core::CollectiveKind::AllToAll) {
     throw core::InputError("--backend sim: runs ring collectives and sendrecv, not alltoall");
   }
@@ -295,7 +309,8 @@ void add_collectives_command(CLI::App& app, CliContext& ctx) {
       "  parashift collectives --topology rail-fat-tree --param nodes=4 --op all_reduce -b 8 -e 8G "
       "-f 8\n"
       "  parashift collectives --topology dgx-h100 --op all_reduce --ranks 8 --algo nvls --json "
-      "ar.json");
+      "ar.json\n"
+      "  mpirun -np 4 parashift collectives --backend hw --op all_reduce -b 1K -e 16M -f 4");
   cmd->add_option("scenario", o->scenario, "Scenario YAML (its cluster and device)");
   cmd->add_option("--topology", o->topology, "Topology file or generator instead of a scenario");
   cmd->add_option("--param", o->params, "Generator parameter key=value (repeatable)");
@@ -312,8 +327,13 @@ void add_collectives_command(CLI::App& app, CliContext& ctx) {
   cmd->add_option("-f,--stepfactor", o->factor, "Size factor between rows (default 2)");
   cmd->add_option("--algo", o->algo, "auto, ring, tree or nvls (default auto: NCCL's choice)");
   cmd->add_option("--backend", o->backend,
-                  "analytical (the closed form, default) or sim (the same model on the "
-                  "simulator's max-min network of the topology)");
+                  "analytical (the closed form, default), sim (the same model on the "
+                  "simulator's max-min network of the topology), hw (measured over MPI on the "
+                  "ranks mpirun started) or cuda (measured over NCCL, one GPU a rank)");
+  cmd->add_option("-w,--warmup_iters", o->warmup, "hw, cuda: untimed calls per size (default 5)")
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("-n,--iters", o->iters, "hw, cuda: timed calls per size (default 20)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--json", o->json_path, "Also write the rows as JSON to FILE");
   cmd->callback([o, &ctx] { run_collectives(*o, ctx); });
 }
