@@ -34,7 +34,7 @@ std::optional<int> hosts_per_rack(const core::Scenario& s) {
 std::optional<topo::Topology> own_topology(const core::Scenario& s, const ClusterSlots& slots) {
   const bool truth_links =
       s.truth.intra_node_bandwidth != 1.0 || s.truth.inter_node_bandwidth != 1.0;
-  bool links_fail = false;
+  bool links_fail = s.faults && s.faults->rates.link_mtbf_hours > 0;  // drawn cable failures
   for (const core::FaultEvent& e : events_of(s))
     links_fail =
         links_fail || (e.kind == core::FaultEventKind::Fail && e.target == core::FailureKind::Link);
@@ -423,6 +423,9 @@ void SimBackend::apply_action(const core::Directive& directive) {
                                     std::to_string(gpu_of_rank_.size()) + " GPUs left");
       gpu_of_rank_.resize(static_cast<std::size_t>(d->plan.gpus()));
     }
+    // The plan the next step runs: what a remap or rebalance applied before
+    // it (a failure's recovery, when that step fails) is checked against.
+    last_plan_ = d->plan;
     return;
   }
   // A rank moved onto another GPU (a spare, after its own failed): from the

@@ -1,7 +1,8 @@
-// SimBackend's failures: the scenario's kill events, and its fail events on
-// GPUs, NICs, nodes, racks and links, each reported by the step it happens
-// before. A failed link is a cable out of service: routes avoid it from then
-// on, and a GPU it cut off from the rest of the cluster fails with it.
+// SimBackend's failures: the scenario's kill events, its fail events on
+// GPUs, NICs, nodes, racks and links, and the failures its rates draw
+// (faults.gpu_mtbf_hours, ...: the campaigns' draw, with the run's seed),
+// each reported by the step it happens before. A failed link is a cable out of service: routes
+// avoid it from then on, and a GPU it cut off from the rest of the cluster fails with it.
 #include <algorithm>
 #include <numeric>
 
@@ -86,7 +87,17 @@ void SimBackend::read_failures() {
   const topo::Topology& t = paths_.topology();
   const FailureTargets targets{t.gpu_count(), t.host_count(), fabric_links(t),
                                slots_.domains.racks()};
-  for (const FailureEvent& f : scheduled_failures(*scenario_.faults, targets, t))
+  std::vector<FailureEvent> failures = scheduled_failures(*scenario_.faults, targets, t);
+  // And those drawn from the rates, as a fault campaign draws them (the
+  // run's seed, over faults.days); planned maintenance is the campaigns' alone.
+  const core::FaultConfig& config = *scenario_.faults;
+  for (const FailureEvent& f : draw_failures(
+           config, targets, scenario_.run.seed,
+           static_cast<TimeNs>(config.days * 24 * 3600 * static_cast<double>(core::kNsPerS))))
+    if (f.kind != core::FailureKind::Maintenance) failures.push_back(f);
+  std::stable_sort(failures.begin(), failures.end(),
+                   [](const FailureEvent& a, const FailureEvent& b) { return a.at_ns < b.at_ns; });
+  for (const FailureEvent& f : failures)
     gpu_failures_.push_back({f.at_ns, gpus_taken(f, t, slots_.domains),
                              f.kind == core::FailureKind::Link ? f.target : -1});
 }

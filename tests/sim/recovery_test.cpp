@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/scenario/scenario.hpp"
+#include "core/snapshot/rank_state.hpp"
 #include "sim/run.hpp"
 #include "sim/sim_backend.hpp"
 
@@ -36,8 +37,9 @@ std::vector<core::TakenDirective> of_kind(const sim::RunSummary& run) {
 }  // namespace
 
 TEST_CASE("a killed rank with no spare restarts in place from the newest snapshot") {
-  // On the path network: no link is shared, so snapshot replication is not
-  // simulated and each snapshot costs its device-to-host copy alone.
+  // On the path network: no link is shared, so snapshot replication is
+  // priced on its own, slowing no iteration, and each snapshot costs its
+  // device-to-host copy alone.
   const sim::RunSummary clean = sim::run_scenario(
       core::load_scenario(kSmall, {kSnapshots, "run.iterations=10", "run.network=path"}));
   const sim::RunSummary killed = sim::run_scenario(
@@ -250,10 +252,12 @@ TEST_CASE("the simulator keeps a failed GPU out of spares, remaps and re-plans")
 
 TEST_CASE("a restore after a shrink waits for detection but does not rebuild twice") {
   // GPU 3 fails at 0 s, seen before iteration 0; snapshot v0 was taken
-  // before it. A restore after a lost rank costs the state copy (the same
-  // as the snapshot's) + heartbeat_timeout 30 s + reinit 20 s; after the
-  // shrink's re-plan, which rebuilds the communicators itself (its own
-  // reinit is in the replan's time), the restore skips the 20 s.
+  // before it. A restore after a lost rank costs the copy of the state each
+  // rank holds under the plan it restores into (unshrunk, the same as the
+  // snapshot's; shrunk to dp 3, each rank's share of the distributed
+  // optimizer's state grows by 4/3) + heartbeat_timeout 30 s + reinit 20 s;
+  // after the shrink's re-plan, which rebuilds the communicators itself (its
+  // own reinit is in the replan's time), the restore skips the 20 s.
   const core::Scenario s = failing("{kind: fail, target: gpu, id: 3, at: 0s}");
   for (const bool shrink : {false, true}) {
     CAPTURE(shrink);
@@ -273,8 +277,11 @@ TEST_CASE("a restore after a shrink waits for detection but does not rebuild twi
     REQUIRE(r.applied.size() == (shrink ? 3u : 2u));
     CHECK(r.applied.front().kind == "snapshot");
     CHECK(r.applied.back().kind == "restore");
-    const core::TimeNs copy_ns = r.applied.front().ns;
-    CHECK(copy_ns > 0);
+    const core::TimeNs snapshot_ns = r.applied.front().ns;
+    CHECK(snapshot_ns > 0);
+    const core::TimeNs copy_ns = s.faults->snapshot.host_copy_ns(
+        core::rank_state(s.model, plan, s.training.seq_len).total_bytes());
+    CHECK((shrink ? copy_ns > snapshot_ns : copy_ns == snapshot_ns));
     CHECK(r.applied.back().ns == copy_ns + (shrink ? 30 : 50) * core::kNsPerS);
   }
 }
