@@ -88,12 +88,13 @@ void SimBackend::read_failures() {
   const FailureTargets targets{t.gpu_count(), t.host_count(), fabric_links(t),
                                slots_.domains.racks()};
   std::vector<FailureEvent> failures = scheduled_failures(*scenario_.faults, targets, t);
-  // And those drawn from the rates, as a fault campaign draws them (the
-  // run's seed, over faults.days); planned maintenance is the campaigns' alone.
+  // And those drawn from the rates: the draw of `faults`' seed 0 for this
+  // scenario (its GPU slots, its seed, over faults.days); planned
+  // maintenance is the campaigns' alone.
   const core::FaultConfig& config = *scenario_.faults;
-  for (const FailureEvent& f : draw_failures(
-           config, targets, scenario_.run.seed,
-           static_cast<TimeNs>(config.days * 24 * 3600 * static_cast<double>(core::kNsPerS))))
+  for (const FailureEvent& f : draw_failures(config, failure_targets(slots_, scenario_.topology),
+                                             campaign_draw_seed(scenario_.run.seed, 0),
+                                             core::seconds_to_ns(config.days * 86400.0)))
     if (f.kind != core::FailureKind::Maintenance) failures.push_back(f);
   std::stable_sort(failures.begin(), failures.end(),
                    [](const FailureEvent& a, const FailureEvent& b) { return a.at_ns < b.at_ns; });

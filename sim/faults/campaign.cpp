@@ -100,8 +100,7 @@ CampaignResult run_campaign(CampaignSetup& setup, const CampaignOptions& options
                               setup.scenario->topology.gpus_per_host(), horizon_ns);
   Collect snap, base;
   for (int seed = 0; seed < options.seeds; ++seed) {
-    const std::uint64_t draw_seed =
-        setup.scenario->run.seed * 1000003ULL + static_cast<std::uint64_t>(seed);
+    const std::uint64_t draw_seed = campaign_draw_seed(setup.scenario->run.seed, seed);
     std::vector<FailureEvent> failures =
         options.trace ? *options.trace
                       : draw_failures(setup.config, setup.targets, draw_seed, horizon_ns);

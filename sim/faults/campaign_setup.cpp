@@ -161,10 +161,7 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
   s->config = config;
   const topo::Topology& topology = scenario.topology;
   s->slots = make_cluster_slots(topology, config.spares, config.hosts_per_rack);
-  s->targets.gpus = s->slots.gpus();
-  s->targets.hosts = s->slots.hosts();
-  s->targets.racks = s->slots.domains.racks();
-  s->targets.fabric_links = fabric_links(topology);
+  s->targets = failure_targets(s->slots, topology);
   s->failures_per_hour =
       config.failures_per_hour(s->targets.gpus, s->targets.hosts, s->targets.gpus,
                                static_cast<int>(s->targets.fabric_links.size()), s->targets.racks);

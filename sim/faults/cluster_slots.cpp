@@ -1,5 +1,7 @@
 #include "sim/faults/cluster_slots.hpp"
 
+#include "sim/faults/failure_events.hpp"
+
 #include "topologies/spare_hosts.hpp"
 
 namespace parashift::sim {
@@ -49,6 +51,15 @@ topo::Topology topology_with_spares(const topo::Topology& topology, const Cluste
     templates.push_back(slots.domains.hosts_of_rack[static_cast<std::size_t>(rack)].front());
   }
   return topo::with_spare_hosts(topology, templates);
+}
+
+FailureTargets failure_targets(const ClusterSlots& slots, const topo::Topology& topology) {
+  FailureTargets t;
+  t.gpus = slots.gpus();
+  t.hosts = slots.hosts();
+  t.racks = slots.domains.racks();
+  t.fabric_links = fabric_links(topology);
+  return t;
 }
 
 }  // namespace parashift::sim

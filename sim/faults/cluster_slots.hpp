@@ -31,6 +31,11 @@ struct ClusterSlots {
 ClusterSlots make_cluster_slots(const topo::Topology& topology, int spares,
                                 std::optional<int> hosts_per_rack);
 
+struct FailureTargets;
+/// What can fail in a campaign over `slots` of `topology`: every GPU slot
+/// (spares included) with its NIC, every host, rack and fabric cable.
+FailureTargets failure_targets(const ClusterSlots& slots, const topo::Topology& topology);
+
 /// The topology with the slots' spare hosts in the graph, each a copy of the
 /// first host of its rack (how the campaign times flows to it), for the
 /// simulator to run ranks on. A last spare host holding fewer than

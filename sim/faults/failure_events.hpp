@@ -41,6 +41,12 @@ struct FailureTargets {
 /// direction with src < dst). Host-side cables fail as NICs.
 std::vector<int> fabric_links(const topo::Topology& topology);
 
+/// The seed of a campaign's draw number `index` for a scenario seed: what
+/// `faults` draws for its seed `index`, and `simulate` for index 0.
+inline std::uint64_t campaign_draw_seed(std::uint64_t scenario_seed, int index) {
+  return scenario_seed * 1000003ULL + static_cast<std::uint64_t>(index);
+}
+
 /// Failures in [0, horizon) from the config's rates, sorted; a flapping link
 /// adds `flaps` downs `period` apart. With rates.repeat_factor m > 1 a GPU,
 /// node or NIC that failed fails at m times its rate from then on (drawn

@@ -29,15 +29,16 @@ core::Scenario drawn(const std::string& faults, int iterations, int seed = 7) {
 TEST_CASE("simulate injects the failures its rates draw, as the campaign of its seed does") {
   // 16 GPUs of 2 nodes plus 8 spares, each failing every 0.1 h on average:
   // one failure every 15 s over the 24 GPU slots. The campaign's draw over
-  // faults.days with seed 7 gives the first; the run must see exactly it,
+  // faults.days for seed 0 of scenario seed 7 gives the first; the run must see exactly it,
   // before the first step that starts at or after its time.
   const std::string faults = "{gpu_mtbf_hours: 0.1, snapshot: {every: 2}, spares: 8}";
   const core::Scenario scenario = drawn(faults, 60);
   const topo::Topology& t = scenario.topology;
   REQUIRE(t.gpu_count() == 16);
+  // The campaign's targets: 16 GPUs + 8 spares on a third host, one rack.
   const sim::FailureTargets targets{24, 3, sim::fabric_links(t), 1};
   const auto expected = sim::draw_failures(
-      *scenario.faults, targets, 7,
+      *scenario.faults, targets, sim::campaign_draw_seed(7, 0),
       static_cast<core::TimeNs>(scenario.faults->days * 24 * 3600) * core::kNsPerS);
   REQUIRE_FALSE(expected.empty());
   const sim::RunSummary run = sim::run_scenario(scenario);
