@@ -22,6 +22,21 @@ int lines_of(const std::string& text) {
   return n;
 }
 
+// Each `bad` case after `prefix`: exit 2 and one line holding its `names` entry.
+void check_bad(const std::vector<std::string>& prefix,
+               const std::vector<std::vector<std::string>>& bad,
+               const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    std::vector<std::string> args = prefix;
+    args.insert(args.end(), bad[i].begin(), bad[i].end());
+    const auto r = run_parashift(args);
+    INFO("case ", i, ": ", r.err);
+    CHECK(r.status == 2);
+    CHECK(lines_of(r.err) == 1);
+    CHECK(r.err.find(names[i]) != std::string::npos);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("collectives: an 8-GPU H100 node sweep prints one row per size") {
@@ -91,15 +106,7 @@ TEST_CASE("collectives: bad input is one line naming the option, exit 2") {
       "ring)",
       "--algo tree --op reduce_scatter: tree runs all_reduce only",
       "--algo ring --op sendrecv: point-to-point operations"};
-  for (std::size_t i = 0; i < bad.size(); ++i) {
-    std::vector<std::string> args = {"collectives", "--topology", "dgx-h100"};
-    args.insert(args.end(), bad[i].begin(), bad[i].end());
-    const auto r = run_parashift(args);
-    INFO("case ", i, ": ", r.err);
-    CHECK(r.status == 2);
-    CHECK(lines_of(r.err) == 1);
-    CHECK(r.err.find(names[i]) != std::string::npos);
-  }
+  check_bad({"collectives", "--topology", "dgx-h100"}, bad, names);
   // NVLS on A100s, which have no NVLink SHARP.
   const auto a100 = run_parashift({"collectives", "--topology", "dgx-a100", "--device", "a100-80gb",
                                    "--op", "all_reduce", "--algo", "nvls"});
@@ -154,15 +161,6 @@ TEST_CASE("collectives --backend hw: bad input is one line naming the option, ex
       "--backend hw --op alltoall: runs all_reduce, all_gather and reduce_scatter",
       "--backend hw: measures the collective over the ranks mpirun started; give no SCENARIO, "
       "--topology",
-      "--backend hw: measures the collective over the ranks mpirun started",
-      "--iters"};
-  for (std::size_t i = 0; i < bad.size(); ++i) {
-    std::vector<std::string> args = {"collectives", "--backend", "hw"};
-    args.insert(args.end(), bad[i].begin(), bad[i].end());
-    const auto r = run_parashift(args);
-    INFO("case ", i, ": ", r.err);
-    CHECK(r.status == 2);
-    CHECK(lines_of(r.err) == 1);
-    CHECK(r.err.find(names[i]) != std::string::npos);
-  }
+      "--backend hw: measures the collective over the ranks mpirun started", "--iters"};
+  check_bad({"collectives", "--backend", "hw"}, bad, names);
 }
