@@ -41,7 +41,9 @@ if [[ $which == all || $which == asan ]]; then
   # name (tools/ci_lsan.supp). Memory errors and undefined behaviour still fail them.
   # The mutation check (40 whole simulate runs) stays in the ordinary suite:
   # under ASan it runs for over 5 minutes, while the fuzzers cover the parsers.
-  mpirun_tests='^hw\.(mpi_check|mpi_contract|kill_restore|calibrate|elastic|reshard_relaunch)|^loop\.run_hw'
+  # `collectives --backend hw` starts MPI too (under mpirun, or as a singleton
+  # that refuses to run alone).
+  mpirun_tests='^hw\.(mpi_check|mpi_contract|kill_restore|calibrate|elastic|reshard_relaunch)|^loop\.run_hw|^collectives(\.hw| --backend hw)'
   stage "asan tests" ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE timing \
     -E "$mpirun_tests|^tools\.scenario_mutation$"
   stage "asan tests under mpirun" env ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
