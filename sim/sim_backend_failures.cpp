@@ -1,8 +1,9 @@
 // SimBackend's failures: the scenario's kill events, its fail events on
 // GPUs, NICs, nodes, racks and links, and the failures its rates draw
-// (faults.gpu_mtbf_hours, ...: the campaigns' draw, with the run's seed),
-// each reported by the step it happens before. A failed link is a cable out of service: routes
-// avoid it from then on, and a GPU it cut off from the rest of the cluster fails with it.
+// (faults.gpu_mtbf_hours, ...: what `faults` draws for its seed 0), each
+// reported by the step it happens before. A failed link is a cable out of
+// service: routes avoid it from then on, and a GPU it cut off from the rest
+// of the cluster fails with it.
 #include <algorithm>
 #include <numeric>
 
