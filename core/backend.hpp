@@ -75,7 +75,9 @@ struct LinkTelemetry {
 
 /// A failure the backend saw during a step: what failed and when.
 struct FailureSeen {
-  std::string kind;  // "kill" (a rank's process died), "fail" (a component), "comm" (a call failed)
+  // "kill" (a rank's process died), "fail" (a component), "drain" (a GPU
+  // out of service with a failed one's host), "comm" (a call failed)
+  std::string kind;
   std::string component;  // "rank 2", "gpu 17", "link leaf3-spine1"
   TimeNs at_ns = 0;       // on the backend's clock (simulated, or the step's start)
   std::int64_t iteration = 0;

@@ -86,8 +86,9 @@ class SimBackend : public core::Backend {
     slowdowns_ = std::move(slowdowns);
     last_key_.reset();
   }
-  /// `gpu` fails now, as a fail event would (contract harnesses): the next
-  /// step reports it.
+  /// `gpu` alone fails now, as a fail event under faults.replace gpu would
+  /// (contract harnesses: the rank moves by itself, as on every backend):
+  /// the next step reports it.
   void fail_gpu(int gpu) {
     gpu_failures_.insert(gpu_failures_.begin() + static_cast<std::ptrdiff_t>(gpu_failures_fired_),
                          GpuFailure{now_ns_, {gpu}});
@@ -197,6 +198,7 @@ class SimBackend : public core::Backend {
     TimeNs at_ns = 0;
     std::vector<int> gpus;  // every GPU the failed component takes
     int link = -1;          // a failed link: its id
+    bool drains = false;    // a GPU or NIC: under faults.replace host its host is drained
   };
   std::vector<GpuFailure> gpu_failures_;  // by time
   std::size_t gpu_failures_fired_ = 0;

@@ -3,7 +3,9 @@
 // (faults.gpu_mtbf_hours, ...: what `faults` draws for its seed 0), each
 // reported by the step it happens before. A failed link is a cable out of
 // service: routes avoid it from then on, and a GPU it cut off from the rest
-// of the cluster fails with it.
+// of the cluster fails with it. Under faults.replace host (the default) a
+// failed GPU's or NIC's host is drained for the repair: its other GPUs are
+// reported as kind "drain".
 #include <algorithm>
 #include <numeric>
 
@@ -101,7 +103,8 @@ void SimBackend::read_failures() {
                    [](const FailureEvent& a, const FailureEvent& b) { return a.at_ns < b.at_ns; });
   for (const FailureEvent& f : failures)
     gpu_failures_.push_back({f.at_ns, gpus_taken(f, t, slots_.domains),
-                             f.kind == core::FailureKind::Link ? f.target : -1});
+                             f.kind == core::FailureKind::Link ? f.target : -1,
+                             f.kind == core::FailureKind::Gpu || f.kind == core::FailureKind::Nic});
 }
 
 bool SimBackend::has_failures() const {
@@ -131,8 +134,10 @@ void SimBackend::repairs_due() {
 }
 
 std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
-  const TimeNs repair_ns =
-      scenario_.faults ? scenario_.faults->repair_ns : core::FaultConfig{}.repair_ns;
+  static const core::FaultConfig defaults;
+  const core::FaultConfig& config = scenario_.faults ? *scenario_.faults : defaults;
+  const TimeNs repair_ns = config.repair_ns;
+  const bool replace_host = config.replace_host;
   std::vector<core::FailureSeen> out;
   const int ranks = plan_now().gpus();
   const std::vector<int> used = placement(ranks);
@@ -148,14 +153,27 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
       out.push_back({"fail", "link " + paths_.topology().link(link).name, now_ns_, iteration_, {}});
       gpus = take_link_down(link);
     }
-    for (int g : gpus) {
-      if (dead_[static_cast<std::size_t>(g)]) continue;
+    // Out of service until repaired: a rank that ran there is lost, and
+    // the restore after it waits for the detection and restart.
+    auto take = [&](int g, const char* kind, std::string detail) {
+      if (dead_[static_cast<std::size_t>(g)]) return;
       dead_[static_cast<std::size_t>(g)] = true;
       if (repaired) repair_at_[static_cast<std::size_t>(g)] = now_ns_ + repair_ns;
-      // A rank ran there: the restore after it waits for the detection and restart.
       if (std::find(used.begin(), used.end(), g) != used.end()) failed_ = true;
-      out.push_back({"fail", "gpu " + std::to_string(g), now_ns_, iteration_, {}});
-    }
+      out.push_back({kind, "gpu " + std::to_string(g), now_ns_, iteration_, std::move(detail)});
+    };
+    for (int g : gpus) take(g, "fail", {});
+    // faults.replace host: a failed GPU's (or NIC's) host goes out for the
+    // repair, as in the campaigns (replaced_gpus): its other GPUs are
+    // drained with it and back with it.
+    if (gpu_failures_[gpu_failures_fired_].drains && replace_host)
+      for (int g : gpus) {
+        const int host = slots_.host_of_gpu[static_cast<std::size_t>(g)];
+        for (int mate : slots_.gpus_of_host[static_cast<std::size_t>(host)])
+          take(mate, "drain",
+               "host " + std::to_string(host) + " out for repair with gpu " + std::to_string(g) +
+                   ", faults.replace host");
+      }
   }
   return out;
 }

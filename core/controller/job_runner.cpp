@@ -108,13 +108,15 @@ std::optional<int> index_after(const std::string& component, const std::string& 
 }
 
 // The ranks `failures` take out of the job: a killed rank, or the ranks on
-// a failed GPU (`failed_gpus` collects those GPUs, gone for good, and
-// `spares_lost` the failed ones no rank ran on); a failed link loses no
-// rank but stops the job (`links` collects it: every rank restarts); none:
-// a failure of another kind, which recovery does not handle.
+// a failed or drained GPU (`failed_gpus` collects those GPUs, out of
+// service, `drained` the ones only drained with a failed one's host, and
+// `spares_lost` the ones no rank ran on); a failed link loses no rank but
+// stops the job (`links` collects it: every rank restarts); none: a
+// failure of another kind, which recovery does not handle.
 std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& failures,
                                                 const Capabilities& caps,
                                                 std::vector<int>& failed_gpus,
+                                                std::vector<int>& drained,
                                                 std::vector<int>& spares_lost,
                                                 std::vector<std::string>& links) {
   std::vector<LostRank> lost;
@@ -126,8 +128,9 @@ std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& 
     } else if (f.kind == "kill" && rank) {
       const auto r = static_cast<std::size_t>(*rank);
       lost.push_back({*rank, r < caps.gpu_of_rank.size() ? caps.gpu_of_rank[r] : *rank});
-    } else if (f.kind == "fail" && gpu) {
+    } else if ((f.kind == "fail" || f.kind == "drain") && gpu) {
       failed_gpus.push_back(*gpu);
+      if (f.kind == "drain") drained.push_back(*gpu);
       const std::size_t before = lost.size();
       for (std::size_t r = 0; r < caps.gpu_of_rank.size(); ++r)
         if (caps.gpu_of_rank[r] == *gpu) lost.push_back({static_cast<int>(r), *gpu});
@@ -144,15 +147,20 @@ std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& 
 bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   if (max_restarts_ < 0) return false;
   const Capabilities caps = backend_.capabilities();
-  std::vector<int> failed_gpus, spares_lost;
+  std::vector<int> failed_gpus, drained, spares_lost;
   std::vector<std::string> links;
   const std::optional<std::vector<LostRank>> found =
-      lost_ranks(failures, caps, failed_gpus, spares_lost, links);
+      lost_ranks(failures, caps, failed_gpus, drained, spares_lost, links);
   if (!found) return false;
   const std::vector<LostRank>& lost = *found;
+  auto is_drained = [&](int gpu) {
+    return std::find(drained.begin(), drained.end(), gpu) != drained.end();
+  };
+  auto out_of_service = [&](int gpu) {
+    return "gpu " + std::to_string(gpu) + (is_drained(gpu) ? " drained with its host" : " failed");
+  };
   for (int gpu : spares_lost)
-    notes_.push_back(
-        {next_, "recovery", "gpu " + std::to_string(gpu) + " failed: a spare, out of the pool"});
+    notes_.push_back({next_, "recovery", out_of_service(gpu) + ": a spare, out of the pool"});
   // Only spares failed: nothing to restore, the iteration runs as it would have.
   if (lost.empty() && links.empty()) return true;
   if (restarts_ >= max_restarts_ || !last_snapshot_) return false;
@@ -162,8 +170,7 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
     return std::find(failed_gpus.begin(), failed_gpus.end(), gpu) != failed_gpus.end();
   };
   auto cause = [&](const LostRank& r) {
-    return failed(r.gpu) ? "gpu " + std::to_string(r.gpu) + " failed"
-                         : "rank " + std::to_string(r.rank) + " killed";
+    return failed(r.gpu) ? out_of_service(r.gpu) : "rank " + std::to_string(r.rank) + " killed";
   };
   std::vector<int> spares = caps.spare_gpus;
   const RemapResult remap = remap_to_spares(

@@ -94,7 +94,8 @@ class JobRunner {
   /// Recovery from lost ranks, up to `max_restarts` times. A rank is lost
   /// when its process is killed (failure kind "kill", component "rank R")
   /// or its GPU fails (kind "fail", component "gpu G": the rank on G, from
-  /// Capabilities::gpu_of_rank). Each lost rank moves onto the nearest spare
+  /// Capabilities::gpu_of_rank) or is drained with a failed GPU's host
+  /// (kind "drain", as a failed one). Each lost rank moves onto the nearest spare
   /// GPU the backend offers (core::remap_to_spares over
   /// Capabilities::spare_gpus). With none left, a killed rank restarts where
   /// it was, and a rank whose GPU failed makes the job shrink (set_shrink).

@@ -31,7 +31,7 @@ TEST_CASE("simulate injects the failures its rates draw, as the campaign of its 
   // one failure every 15 s over the 24 GPU slots. The campaign's draw over
   // faults.days for seed 0 of scenario seed 7 gives the first; the run must see exactly it,
   // before the first step that starts at or after its time.
-  const std::string faults = "{gpu_mtbf_hours: 0.1, snapshot: {every: 2}, spares: 8}";
+  const std::string faults = "{gpu_mtbf_hours: 0.1, snapshot: {every: 2}, spares: 8, replace: gpu}";
   const core::Scenario scenario = drawn(faults, 60);
   const topo::Topology& t = scenario.topology;
   REQUIRE(t.gpu_count() == 16);
@@ -70,8 +70,8 @@ TEST_CASE("many drawn failures: remaps, shrinks and regrows in one recovery, and
   // next remap against the plan before the regrow (an exception: "remap
   // rank 12 ... the job has ranks 0..11"). The run must end by itself,
   // cleanly: recovered where a plan fits, ended where none does.
-  const sim::RunSummary run = sim::run_scenario(
-      drawn("{gpu_mtbf_hours: 0.05, snapshot: {every: 2}, spares: 8, repair: 30s}", 20));
+  const sim::RunSummary run = sim::run_scenario(drawn(
+      "{gpu_mtbf_hours: 0.05, snapshot: {every: 2}, spares: 8, repair: 30s, replace: gpu}", 20));
   CHECK(run.restarts > 1);
   bool shrunk = false, regrown = false;
   for (const auto& t : run.directives)

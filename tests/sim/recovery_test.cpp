@@ -75,12 +75,14 @@ namespace {
 
 // small.yaml (tp2 pp2 dp4, 16 GPUs on 2 nodes) for 10 iterations with
 // snapshots every 2 and the fault events `events`; with `spares` 8, a
-// spare node (GPUs 16-23) cabled like node 0.
+// spare node (GPUs 16-23) cabled like node 0. A failed GPU takes out
+// itself alone (faults.replace gpu) unless `replace` says host.
 core::Scenario failing(const std::string& events, int spares = 0,
-                       const std::string& network = "maxmin") {
-  return core::load_scenario(kSmall, {"faults={snapshot: {every: 2, overlap: false}, spares: " +
-                                          std::to_string(spares) + ", events: [" + events + "]}",
-                                      "run.iterations=10", "run.network=" + network});
+                       const std::string& network = "maxmin", const std::string& replace = "gpu") {
+  return core::load_scenario(
+      kSmall, {"faults={snapshot: {every: 2, overlap: false}, spares: " + std::to_string(spares) +
+                   ", replace: " + replace + ", events: [" + events + "]}",
+               "run.iterations=10", "run.network=" + network});
 }
 
 }  // namespace
@@ -167,8 +169,8 @@ TEST_CASE("a shrunk job grows back once the failed GPU is repaired") {
   // free, one tp2 x pp2 replica, so before iteration 3 the runner re-plans
   // back to the original dp 4, global batch 32 (core::regrow_plan).
   const sim::RunSummary run = sim::run_scenario(core::load_scenario(
-      kSmall, {"faults={snapshot: {every: 2, overlap: false}, repair: 5s, events: [{kind: fail, "
-               "target: gpu, id: 3, at: 1s}]}",
+      kSmall, {"faults={snapshot: {every: 2, overlap: false}, repair: 5s, replace: gpu, events: "
+               "[{kind: fail, target: gpu, id: 3, at: 1s}]}",
                "run.iterations=10", "run.network=maxmin"}));
   CHECK(run.restarts == 1);
   const auto replans = of_kind<core::ReplanDirective>(run);
@@ -205,6 +207,62 @@ TEST_CASE("a failed GPU's rank moves onto a spare, and a failed spare only leave
   CHECK(remap.spare_gpu == 17);
   CHECK(of_kind<core::ReplanDirective>(run).empty());
   CHECK(of_kind<core::RestoreDirective>(run).size() == 1);
+}
+
+TEST_CASE("under faults.replace host a failed GPU's host moves onto a spare host and comes back") {
+  // GPU 3 fails at 1 s (seen before iteration 2). Its host, node 0 (GPUs
+  // 0-7, ranks 0-7), goes out for the repair with it: 1 fail and 7 drains.
+  // The 8 ranks move together onto the spare node, rank r onto GPU 16 + r
+  // (core::remap_to_spares keeps a host's ranks on one spare host), so
+  // every tensor-parallel pair stays on NVLink; the spare node is cabled
+  // like node 0, so the iterations after the restore take the healthy
+  // time. With faults.repair 5 s node 0 is back long before GPU 20 (rank 4,
+  // now on the spare node) fails at 55 s, after the first restart's 30 s
+  // detection and 20 s re-initialisation: the spare node is drained in
+  // turn and ranks 0-7 move back onto GPUs 0-7.
+  core::Scenario s = failing(
+      "{kind: fail, target: gpu, id: 3, at: 1s}, {kind: fail, target: gpu, id: 20, at: 55s}", 8,
+      "maxmin", "host");
+  s.faults->repair_ns = 5 * core::kNsPerS;
+  s.run.iterations = 20;
+  const sim::RunSummary run = sim::run_scenario(s);
+  CHECK_FALSE(run.ended_on_failure);
+  CHECK(run.restarts == 2);
+  REQUIRE(run.failures.size() == 16);
+  CHECK(run.failures[0].kind == "fail");
+  CHECK(run.failures[0].component == "gpu 3");
+  CHECK(run.failures[1].kind == "drain");
+  CHECK(run.failures[1].component == "gpu 0");
+  CHECK(run.failures[8].component == "gpu 20");
+  CHECK(run.failures[9].kind == "drain");
+  const auto remaps = of_kind<core::RemapDirective>(run);
+  REQUIRE(remaps.size() == 16);
+  for (int r = 0; r < 8; ++r) {
+    const auto& out =
+        std::get<core::RemapDirective>(remaps[static_cast<std::size_t>(r)].directive.action);
+    const auto& back =
+        std::get<core::RemapDirective>(remaps[static_cast<std::size_t>(8 + r)].directive.action);
+    CHECK(out.rank == r);
+    CHECK(out.spare_gpu == 16 + r);
+    CHECK(back.rank == r);
+    CHECK(back.spare_gpu == r);
+  }
+  CHECK(of_kind<core::ReplanDirective>(run).empty());
+  CHECK(run.last.iteration_ns == run.healthy_iteration_ns);
+}
+
+TEST_CASE("under faults.replace host with no spare, a failed GPU's host ends the run") {
+  // Node 0 drained with GPU 3 holds pipeline stage 0 of every replica (as
+  // node 1 stage 1 below): no replica survives, so tp2 pp2 cannot shrink.
+  // (The campaigns wait for the repair instead; the loop ends the run.)
+  const sim::RunSummary run =
+      sim::run_scenario(failing("{kind: fail, target: gpu, id: 3, at: 1s}", 0, "maxmin", "host"));
+  CHECK(run.failures.size() == 8);
+  CHECK(run.ended_on_failure);
+  REQUIRE_FALSE(run.notes.empty());
+  CHECK(run.notes.back().message.find("gpu 0 drained with its host") != std::string::npos);
+  CHECK(run.notes.back().message.find("no spare GPU and no smaller plan: the run ends") !=
+        std::string::npos);
 }
 
 TEST_CASE("a failed node that takes a stage of every replica ends the run") {

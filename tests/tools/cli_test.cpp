@@ -407,12 +407,12 @@ TEST_CASE("simulate --svg draws one row per stage and data-parallel group") {
 
 TEST_CASE("simulate shrinks the job when a GPU fails and no spare is left") {
   // GPU 3 fails at 1 s, seen before iteration 2 (two iterations of 0.84 s
-  // and snapshot v2 before it): its replica is dropped, dp 4 -> 3 at 8
-  // sequences each, and v2 is restored (tests/sim/recovery_test.cpp
-  // derives the rest).
+  // and snapshot v2 before it), taking out itself alone (replace gpu): its
+  // replica is dropped, dp 4 -> 3 at 8 sequences each, and v2 is restored
+  // (tests/sim/recovery_test.cpp derives the rest).
   const Result r = cli({"simulate", kData + "small.yaml", "--set", "run.iterations=10", "--set",
-                        "faults={snapshot: {every: 2}, events: [{kind: fail, target: gpu, id: 3, "
-                        "at: 1s}]}"});
+                        "faults={snapshot: {every: 2}, replace: gpu, events: [{kind: fail, "
+                        "target: gpu, id: 3, at: 1s}]}"});
   INFO(r.out, r.err);
   CHECK(r.status == 0);
   CHECK(r.out.find("(gpu 3 failed; no spare GPU: shrink to dp 3, global batch 24; gain 0 s)") !=
@@ -422,19 +422,36 @@ TEST_CASE("simulate shrinks the job when a GPU fails and no spare is left") {
   CHECK(r.out.find("recovered: fail gpu 3 at iteration 2\n") != std::string::npos);
 }
 
-TEST_CASE("simulate moves a failed GPU's rank onto a spare node from faults.spares") {
+TEST_CASE("simulate moves a failed GPU's host onto a spare node from faults.spares") {
   // The same failure with faults.spares 8: a spare node (GPUs 16-23) beside
-  // the job's two, so rank 3 moves onto GPU 16, the job keeps dp 4 and no
-  // re-plan happens; a spare count above the cluster's GPUs is refused.
+  // the job's two. Under faults.replace host (the default) GPU 3's host,
+  // node 0, goes out for the repair with it: its 8 ranks (rank r on GPU r)
+  // move together onto the spare node, rank r onto GPU 16 + r, the job
+  // keeps dp 4 and no re-plan happens; with replace gpu rank 3 alone moves,
+  // onto GPU 16. A spare count above the cluster's GPUs is refused.
+  const std::string fail = "events: [{kind: fail, target: gpu, id: 3, at: 1s}]}";
   const Result r = cli({"simulate", kData + "small.yaml", "--set", "run.iterations=10", "--set",
-                        "faults={snapshot: {every: 2}, spares: 8, events: [{kind: fail, target: "
-                        "gpu, id: 3, at: 1s}]}"});
+                        "faults={snapshot: {every: 2}, spares: 8, " + fail});
   INFO(r.out, r.err);
   CHECK(r.status == 0);
-  CHECK(r.out.find("remap rank 3 -> gpu 16 (gpu 3 failed; spare on same rack") !=
+  CHECK(r.out.find("remap rank 3 -> gpu 19 (gpu 3 failed; spare on same rack") !=
         std::string::npos);
+  CHECK(r.out.find("remap rank 0 -> gpu 16 (gpu 0 drained with its host; spare on same rack") !=
+        std::string::npos);
+  CHECK(r.out.find("remap rank 7 -> gpu 23 (gpu 7 drained with its host") != std::string::npos);
+  CHECK(r.out.find("remap rank 8 ") == std::string::npos);
   CHECK(r.out.find("shrink") == std::string::npos);
   CHECK(r.out.find("recovered: fail gpu 3 at iteration 2\n") != std::string::npos);
+  CHECK(r.out.find("recovered: drain gpu 0 at iteration 2 (host 0 out for repair with gpu 3, "
+                   "faults.replace host)\n") != std::string::npos);
+  const Result alone = cli({"simulate", kData + "small.yaml", "--set", "run.iterations=10", "--set",
+                            "faults={snapshot: {every: 2}, spares: 8, replace: gpu, " + fail});
+  INFO(alone.out);
+  CHECK(alone.status == 0);
+  CHECK(alone.out.find("remap rank 3 -> gpu 16 (gpu 3 failed; spare on same rack") !=
+        std::string::npos);
+  CHECK(alone.out.find("remap rank 0 ") == std::string::npos);
+  CHECK(alone.out.find("recovered: fail gpu 3 at iteration 2\n") != std::string::npos);
   const Result bad = cli({"simulate", kData + "small.yaml", "--set", "faults.spares=17"});
   CHECK(bad.status == 2);
   CHECK(bad.err.find("faults.spares (set on the command line): 17 spares, but the cluster has "

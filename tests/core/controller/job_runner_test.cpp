@@ -260,6 +260,13 @@ TEST_CASE("recovery: a failed spare only leaves the pool, an unknown failure is 
   core::JobRunner before(early, plan_of(1, 2, 2));
   CHECK(run_six(before));
   CHECK(before.iterations() == 6);
+  // A spare drained with a failed GPU's host (faults.replace host) leaves
+  // the pool the same way, and the note says it did not fail itself.
+  PlacedBackend drained({"drain", "gpu 2", 0, 3, {}}, true);
+  core::JobRunner host(drained, plan_of(1, 2, 2));
+  CHECK(run_six(host));
+  REQUIRE(host.notes().size() == 1);
+  CHECK(host.notes()[0].message == "gpu 2 drained with its host: a spare, out of the pool");
   // A component recovery does not know is not recovered.
   PlacedBackend other({"fail", "switch 3", 0, 3, {}}, true);
   core::JobRunner ends(other, plan_of(1, 2, 2));
