@@ -38,6 +38,12 @@ struct Capabilities {
   std::vector<int> gpu_of_rank;
   std::vector<int> spare_gpus;
   std::vector<GpuPlace> place_of_gpu;
+  /// By GPU: when a failed one is back in service (repaired), on the
+  /// backend's clock; 0 for one in service, -1 for one not coming back (a
+  /// failed cable cut it off). Empty where the backend repairs nothing.
+  /// JobRunner's recovery reads it: with no spare and no smaller plan the
+  /// job waits for the repair instead of ending.
+  std::vector<TimeNs> back_at_ns;
   /// A backend whose data-parallel rings can run in another order
   /// (ReorderDirective, the simulator), read by the `aggregation` module:
   /// the host a rank runs on now, the fabric links the network leg of a

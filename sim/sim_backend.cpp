@@ -108,6 +108,9 @@ core::Capabilities SimBackend::capabilities() const {
     if (!busy[static_cast<std::size_t>(g)] && !dead_[static_cast<std::size_t>(g)])
       caps.spare_gpus.push_back(g);
   caps.place_of_gpu = place_of_gpu_;
+  caps.back_at_ns.assign(dead_.size(), 0);
+  for (std::size_t g = 0; g < dead_.size(); ++g)
+    if (dead_[g]) caps.back_at_ns[g] = repair_at_[g] > 0 ? repair_at_[g] : -1;
   caps.ring_routes = ring_routes();
   return caps;
 }
@@ -146,6 +149,11 @@ std::vector<core::GroupComm> group_comm(const IterationResult& result,
   return out;
 }
 
+const core::FaultConfig& SimBackend::fault_config() const {
+  static const core::FaultConfig defaults;
+  return scenario_.faults ? *scenario_.faults : defaults;
+}
+
 core::SnapshotConfig SimBackend::snapshot_config() const {
   return scenario_.faults ? scenario_.faults->snapshot : core::SnapshotConfig{};
 }
@@ -182,6 +190,7 @@ std::optional<core::StepReport> SimBackend::begin_step(const core::ParallelPlan&
     report.failures = std::move(failures);
     return report;
   }
+  wait_for_repairs(plan.gpus());
   ClusterState cluster = slowdowns_.at(now_ns_, iteration_);
   // GPUs of another device type compute at their factor on the plan's work.
   for (const core::GpuFactor& g :
@@ -375,7 +384,7 @@ void SimBackend::apply_action(const core::Directive& directive) {
     replication_left_bytes_ = 0;  // the restart ends a replication in flight
     replication_alone_ns_ = replication_due_ns_ = -1;
     replicating_version_ = -1;
-    const core::FaultConfig f = scenario_.faults ? *scenario_.faults : core::FaultConfig{};
+    const core::FaultConfig& f = fault_config();
     if (std::exchange(failed_, false)) {
       // A shrink's re-plan before the restore already rebuilt the communicators.
       pending_move_ns_ += f.heartbeat_timeout_ns + (replanned_ ? 0 : f.reinit_ns);
@@ -395,8 +404,7 @@ void SimBackend::apply_action(const core::Directive& directive) {
     if (last_plan_) {
       const topo::Topology& t = paths_.topology();
       const int peer = t.host_count() > 1 ? t.gpus_per_host() : std::min(1, t.gpu_count() - 1);
-      const TimeNs rebuild_ns =
-          scenario_.faults ? scenario_.faults->reinit_ns : core::FaultConfig{}.reinit_ns;
+      const TimeNs rebuild_ns = fault_config().reinit_ns;
       pending_move_ns_ +=
           core::replan_cost(scenario_.model, *last_plan_, d->plan, scenario_.training.seq_len,
                             rebuild_ns,

@@ -147,6 +147,10 @@ class SimBackend : public core::Backend {
   std::vector<core::FailureSeen> gpu_failures_due();
   /// Failed GPUs whose repair is done by now: free again (spares).
   void repairs_due();
+  /// Ranks left on failed GPUs (recovery found no spare and no smaller
+  /// plan: the job waits for the repair): the next iteration starts once
+  /// they are back, the wait charged to it. `ranks`: the plan's.
+  void wait_for_repairs(int ranks);
   /// A data-parallel group's rings in another order from the next step,
   /// charged core::kRingRebuildNs (sim_backend_rings.cpp).
   void reorder(const core::ReorderDirective& directive);
@@ -154,8 +158,9 @@ class SimBackend : public core::Backend {
   core::Capabilities::RingRoutes ring_routes() const;
   /// Every rank's GPU, explicit (rank r on GPU r until a remap or re-plan).
   std::vector<int> placement(int ranks) const;
-  core::SnapshotConfig snapshot_config() const;  // the scenario's, or the defaults
-  double rank_state_bytes() const;               // one rank's state under the running plan
+  core::SnapshotConfig snapshot_config() const;   // the scenario's, or the defaults
+  const core::FaultConfig& fault_config() const;  // the scenario's, or the defaults
+  double rank_state_bytes() const;                // one rank's state under the running plan
   /// One rank's state copied from host to device (a restore).
   TimeNs snapshot_copy_ns() const;
   TimeNs repartition_move_ns(const std::vector<int>& from, const std::vector<int>& to,

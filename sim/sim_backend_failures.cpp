@@ -8,6 +8,7 @@
 // reported as kind "drain".
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 #include "core/input_error.hpp"
 #include "sim/faults/failure_events.hpp"
@@ -133,9 +134,29 @@ void SimBackend::repairs_due() {
     }
 }
 
+void SimBackend::wait_for_repairs(int ranks) {
+  TimeNs back_ns = now_ns_;
+  for (int g : placement(ranks)) {
+    if (!dead_[static_cast<std::size_t>(g)]) continue;
+    const TimeNs at = repair_at_[static_cast<std::size_t>(g)];
+    if (at <= 0)
+      throw std::logic_error("a rank left on gpu " + std::to_string(g) +
+                             ", which is not coming back");
+    back_ns = std::max(back_ns, at);
+  }
+  if (back_ns == now_ns_) return;
+  // On top of the restart's detection and re-initialisation, as the
+  // campaigns charge it: the wait from now until the last of them is back.
+  pending_move_ns_ += back_ns - now_ns_;
+  for (std::size_t g = 0; g < dead_.size(); ++g)
+    if (dead_[g] && repair_at_[g] > 0 && repair_at_[g] <= back_ns) {
+      dead_[g] = false;
+      repair_at_[g] = 0;
+    }
+}
+
 std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
-  static const core::FaultConfig defaults;
-  const core::FaultConfig& config = scenario_.faults ? *scenario_.faults : defaults;
+  const core::FaultConfig& config = fault_config();
   const TimeNs repair_ns = config.repair_ns;
   const bool replace_host = config.replace_host;
   std::vector<core::FailureSeen> out;

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <utility>
@@ -142,6 +143,21 @@ std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& 
   return lost;
 }
 
+// When the GPUs of `unplaced` ranks that failed are all back in service
+// (Capabilities::back_at_ns: the last of them); none where the backend
+// repairs nothing or one of them is not coming back.
+std::optional<TimeNs> repaired_at(const Capabilities& caps, const std::vector<LostRank>& unplaced) {
+  TimeNs last = 0;
+  for (const LostRank& r : unplaced) {
+    const auto g = static_cast<std::size_t>(r.gpu);
+    if (g >= caps.back_at_ns.size()) return std::nullopt;
+    const TimeNs at = caps.back_at_ns[g];
+    if (at < 0) return std::nullopt;
+    last = std::max(last, at);
+  }
+  return last;
+}
+
 }  // namespace
 
 bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
@@ -176,18 +192,41 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   const RemapResult remap = remap_to_spares(
       lost, spares, [&](int gpu) { return caps.place_of_gpu.at(static_cast<std::size_t>(gpu)); });
   std::vector<int> stranded;  // ranks whose GPU failed, with no spare left
-  std::string why;
+  std::string why;            // the failed GPUs, and how many were drained with their hosts
+  int drained_stranded = 0;
   for (const LostRank& r : remap.unplaced) {
     if (!failed(r.gpu)) continue;
     stranded.push_back(r.rank);
+    if (is_drained(r.gpu)) {
+      ++drained_stranded;
+      continue;
+    }
     why += (why.empty() ? "" : ", ") + cause(r);
   }
+  if (drained_stranded > 0)
+    why += (why.empty() ? "" : " and ") + std::to_string(drained_stranded) + " GPU" +
+           (drained_stranded > 1 ? "s" : "") + " drained with " +
+           (why.empty() || why.find(',') != std::string::npos ? "their hosts" : "its host");
   std::optional<ShrinkResult> shrunk;
   if (!stranded.empty()) {
     if (shrink_) shrunk = shrink_(plan(), stranded);
     if (!shrunk) {
-      notes_.push_back({at, "recovery", why + "; no spare GPU and no smaller plan: the run ends"});
-      return false;
+      // Nothing to shrink to: the stranded ranks stay where they were and
+      // the job waits for their GPUs' repair, where the backend repairs
+      // them (the campaigns do the same).
+      const std::optional<TimeNs> back = repaired_at(caps, remap.unplaced);
+      if (!back) {
+        notes_.push_back(
+            {at, "recovery", why + "; no spare GPU and no smaller plan: the run ends"});
+        return false;
+      }
+      TimeNs now = 0;
+      for (const FailureSeen& f : failures) now = std::max(now, f.at_ns);
+      char wait[64];
+      std::snprintf(wait, sizeof wait, "%.0f s", ns_to_s(std::max<TimeNs>(0, *back - now)));
+      notes_.push_back({at, "recovery",
+                        why + "; no spare GPU and no smaller plan: waiting " + wait +
+                            " for the repair (faults.repair)"});
     }
   }
   ++restarts_;

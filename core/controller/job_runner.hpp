@@ -104,8 +104,12 @@ class JobRunner {
   /// on (a spare) only leaves the pool. After a shrink, once enough GPUs
   /// are free again (the backend repaired them: faults.repair), the
   /// dropped replicas come back before the next iteration
-  /// (core::regrow_plan, a ReplanDirective; each replica's batch kept). Without a snapshot taken,
-  /// past `max_restarts`, for another failure, or with no smaller plan, the failure ends the run.
+  /// (core::regrow_plan, a ReplanDirective; each replica's batch kept).
+  /// With no smaller plan the stranded ranks stay and the job waits for
+  /// their GPUs' repair (Capabilities::back_at_ns) where the backend
+  /// repairs them. Without a snapshot taken, past `max_restarts`, for
+  /// another failure, or with no smaller plan and no repair coming, the
+  /// failure ends the run.
   void set_recovery(int max_restarts);
   /// How the job shrinks when a GPU fails and no spare is left: the
   /// data-parallel replicas that held its ranks are dropped and the plan is

@@ -251,32 +251,36 @@ TEST_CASE("under faults.replace host a failed GPU's host moves onto a spare host
   CHECK(run.last.iteration_ns == run.healthy_iteration_ns);
 }
 
-TEST_CASE("under faults.replace host with no spare, a failed GPU's host ends the run") {
-  // Node 0 drained with GPU 3 holds pipeline stage 0 of every replica (as
-  // node 1 stage 1 below): no replica survives, so tp2 pp2 cannot shrink.
-  // (The campaigns wait for the repair instead; the loop ends the run.)
-  const sim::RunSummary run =
-      sim::run_scenario(failing("{kind: fail, target: gpu, id: 3, at: 1s}", 0, "maxmin", "host"));
+TEST_CASE("the loop waits for the repair where no spare and no smaller plan are left") {
+  // Node 0, drained with GPU 3 (faults.replace host), holds pipeline stage
+  // 0 of every replica (a stage's tp2 x dp4 ranks fill one 8-GPU node), so
+  // no replica survives and tp2 pp2 cannot shrink: the ranks stay and the
+  // job waits for the node's repair (faults.repair, 48 h by default, from
+  // the step that saw the failure), then restores v2 and goes on, as the
+  // campaigns do. The same run with a 10 s repair differs by the wait
+  // alone: 48 h - 10 s, to the nanosecond.
+  const std::string fail = "{kind: fail, target: gpu, id: 3, at: 1s}";
+  const sim::RunSummary run = sim::run_scenario(failing(fail, 0, "maxmin", "host"));
   CHECK(run.failures.size() == 8);
-  CHECK(run.ended_on_failure);
-  REQUIRE_FALSE(run.notes.empty());
-  CHECK(run.notes.back().message.find("gpu 0 drained with its host") != std::string::npos);
-  CHECK(run.notes.back().message.find("no spare GPU and no smaller plan: the run ends") !=
-        std::string::npos);
-}
-
-TEST_CASE("a failed node that takes a stage of every replica ends the run") {
-  // Node 1 holds GPUs 8-15: ranks of pipeline stage 1 of every replica (a
-  // stage's tp2 x dp4 ranks fill one 8-GPU node), so no replica survives
-  // and tp2 pp2 cannot shrink: the run ends with the reason noted.
-  const sim::RunSummary run =
+  CHECK_FALSE(run.ended_on_failure);
+  CHECK(run.restarts == 1);
+  CHECK(run.iterations - run.replayed == 10);
+  const auto waited = std::find_if(run.notes.begin(), run.notes.end(), [](const auto& n) {
+    return n.message.find("gpu 3 failed and 7 GPUs drained with its host; ") == 0 &&
+           n.message.find("no spare GPU and no smaller plan: waiting 172800 s for the repair") !=
+               std::string::npos;
+  });
+  CHECK(waited != run.notes.end());
+  core::Scenario quick = failing(fail, 0, "maxmin", "host");
+  quick.faults->repair_ns = 10 * core::kNsPerS;
+  const sim::RunSummary soon = sim::run_scenario(quick);
+  CHECK(run.total_ns - soon.total_ns == 48 * 3600 * core::kNsPerS - 10 * core::kNsPerS);
+  // A failed node (node 1: stage 1 of every replica) waits the same way.
+  const sim::RunSummary node =
       sim::run_scenario(failing("{kind: fail, target: node, id: 1, at: 1s}"));
-  CHECK(run.failures.size() == 8);
-  CHECK(run.ended_on_failure);
-  CHECK(run.restarts == 0);
-  REQUIRE_FALSE(run.notes.empty());
-  CHECK(run.notes.back().message.find("no spare GPU and no smaller plan: the run ends") !=
-        std::string::npos);
+  CHECK(node.failures.size() == 8);
+  CHECK_FALSE(node.ended_on_failure);
+  CHECK(node.total_ns == run.total_ns);
 }
 
 TEST_CASE("the simulator keeps a failed GPU out of spares, remaps and re-plans") {

@@ -177,8 +177,10 @@ class PlacedBackend : public RecordingBackend {
     caps.gpu_of_rank = {0, moved_to_ >= 0 ? moved_to_ : 1};
     if (spare_ && moved_to_ < 0) caps.spare_gpus = {2};
     caps.place_of_gpu = {{0, 0}, {0, 0}, {1, 0}};
+    caps.back_at_ns = back_at_ns;
     return caps;
   }
+  std::vector<core::TimeNs> back_at_ns;  // Capabilities::back_at_ns (empty: no repairs)
   core::StepReport step(const core::ParallelPlan& plan) override {
     core::StepReport r = RecordingBackend::step(plan);
     if (r.iteration == at_ && !failed_) {
@@ -244,6 +246,25 @@ TEST_CASE("recovery: a failed GPU with no spare and no shrink ends the run, sayi
   REQUIRE_FALSE(runner.notes().empty());
   CHECK(runner.notes().back().message ==
         "gpu 1 failed; no spare GPU and no smaller plan: the run ends");
+  // The same where the backend repairs GPU 1 90 s after the failure (at
+  // 0 ns): the rank stays, the job waits, v2 is restored and iterations
+  // 2-5 run again: 3 + 4 = 7 steps.
+  PlacedBackend repaired({"fail", "gpu 1", 0, 3, {}}, false);
+  repaired.back_at_ns = {0, 90 * core::kNsPerS, 0};
+  core::JobRunner waits(repaired, plan_of(1, 2, 2));
+  CHECK(run_six(waits));
+  CHECK(waits.restarts() == 1);
+  CHECK(waits.iterations() == 7);
+  REQUIRE_FALSE(waits.notes().empty());
+  CHECK(waits.notes().front().message ==
+        "gpu 1 failed; no spare GPU and no smaller plan: waiting 90 s for the repair "
+        "(faults.repair)");
+  CHECK(kinds_taken(waits) == std::vector<std::string>{"snapshot", "restore", "snapshot"});
+  // A GPU not coming back (-1) is not waited for.
+  PlacedBackend gone({"fail", "gpu 1", 0, 3, {}}, false);
+  gone.back_at_ns = {0, -1, 0};
+  core::JobRunner ends(gone, plan_of(1, 2, 2));
+  CHECK_FALSE(run_six(ends));
 }
 
 TEST_CASE("recovery: a failed spare only leaves the pool, an unknown failure is not recovered") {
