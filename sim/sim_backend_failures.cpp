@@ -140,8 +140,8 @@ void SimBackend::wait_for_repairs(int ranks) {
     if (!dead_[static_cast<std::size_t>(g)]) continue;
     const TimeNs at = repair_at_[static_cast<std::size_t>(g)];
     if (at <= 0)
-      throw std::logic_error("a rank left on gpu " + std::to_string(g) +
-                             ", which is not coming back");
+      throw std::invalid_argument("step with a rank on gpu " + std::to_string(g) +
+                                  ", which failed and is not coming back");
     back_ns = std::max(back_ns, at);
   }
   if (back_ns == now_ns_) return;
@@ -174,26 +174,34 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
       out.push_back({"fail", "link " + paths_.topology().link(link).name, now_ns_, iteration_, {}});
       gpus = take_link_down(link);
     }
-    // Out of service until repaired: a rank that ran there is lost, and
-    // the restore after it waits for the detection and restart.
+    // Out of service until repaired (repair_at_ > 0; 0: never, as a GPU a
+    // failed cable cut off, even one already out): a rank that ran there is
+    // lost, and the restore after it waits for the detection and restart.
+    // Whether `g` went out now.
     auto take = [&](int g, const char* kind, std::string detail) {
-      if (dead_[static_cast<std::size_t>(g)]) return;
-      dead_[static_cast<std::size_t>(g)] = true;
-      if (repaired) repair_at_[static_cast<std::size_t>(g)] = now_ns_ + repair_ns;
+      const auto i = static_cast<std::size_t>(g);
+      if (!repaired) repair_at_[i] = 0;
+      if (dead_[i]) return false;
+      dead_[i] = true;
+      if (repaired) repair_at_[i] = std::max<TimeNs>(1, now_ns_ + repair_ns);
       if (std::find(used.begin(), used.end(), g) != used.end()) failed_ = true;
       out.push_back({kind, "gpu " + std::to_string(g), now_ns_, iteration_, std::move(detail)});
+      return true;
     };
-    for (int g : gpus) take(g, "fail", {});
+    std::vector<int> taken;
+    for (int g : gpus)
+      if (take(g, "fail", {})) taken.push_back(g);
     // faults.replace host: a failed GPU's (or NIC's) host goes out for the
     // repair, as in the campaigns (replaced_gpus): its other GPUs are
     // drained with it and back with it.
     if (gpu_failures_[gpu_failures_fired_].drains && replace_host)
-      for (int g : gpus) {
-        const int host = slots_.host_of_gpu[static_cast<std::size_t>(g)];
-        for (int mate : slots_.gpus_of_host[static_cast<std::size_t>(host)])
-          take(mate, "drain",
-               "host " + std::to_string(host) + " out for repair with gpu " + std::to_string(g) +
-                   ", faults.replace host");
+      for (int g : taken) {
+        const int host = place_of_gpu_[static_cast<std::size_t>(g)].host;
+        for (std::size_t mate = 0; mate < place_of_gpu_.size(); ++mate)
+          if (place_of_gpu_[mate].host == host)
+            take(static_cast<int>(mate), "drain",
+                 "host " + std::to_string(host) + " out for repair with gpu " + std::to_string(g) +
+                     ", faults.replace host");
       }
   }
   return out;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <set>
 #include <utility>
 #include <variant>
 
@@ -121,6 +122,11 @@ std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& 
                                                 std::vector<int>& spares_lost,
                                                 std::vector<std::string>& links) {
   std::vector<LostRank> lost;
+  // Each rank once (killed and on a failed GPU in one step: one loss).
+  auto lose = [&](int rank, int gpu) {
+    if (std::none_of(lost.begin(), lost.end(), [&](const LostRank& l) { return l.rank == rank; }))
+      lost.push_back({rank, gpu});
+  };
   for (const FailureSeen& f : failures) {
     const std::optional<int> rank = index_after(f.component, "rank ");
     const std::optional<int> gpu = index_after(f.component, "gpu ");
@@ -128,14 +134,17 @@ std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& 
       links.push_back(f.component);
     } else if (f.kind == "kill" && rank) {
       const auto r = static_cast<std::size_t>(*rank);
-      lost.push_back({*rank, r < caps.gpu_of_rank.size() ? caps.gpu_of_rank[r] : *rank});
+      lose(*rank, r < caps.gpu_of_rank.size() ? caps.gpu_of_rank[r] : *rank);
     } else if ((f.kind == "fail" || f.kind == "drain") && gpu) {
       failed_gpus.push_back(*gpu);
       if (f.kind == "drain") drained.push_back(*gpu);
-      const std::size_t before = lost.size();
+      bool ran = false;
       for (std::size_t r = 0; r < caps.gpu_of_rank.size(); ++r)
-        if (caps.gpu_of_rank[r] == *gpu) lost.push_back({static_cast<int>(r), *gpu});
-      if (lost.size() == before) spares_lost.push_back(*gpu);
+        if (caps.gpu_of_rank[r] == *gpu) {
+          lose(static_cast<int>(r), *gpu);
+          ran = true;
+        }
+      if (!ran) spares_lost.push_back(*gpu);
     } else {
       return std::nullopt;
     }
@@ -203,10 +212,15 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
     }
     why += (why.empty() ? "" : ", ") + cause(r);
   }
-  if (drained_stranded > 0)
+  if (drained_stranded > 0) {
+    std::set<int> hosts;  // of the drained GPUs stranded
+    for (const LostRank& r : remap.unplaced)
+      if (is_drained(r.gpu) && static_cast<std::size_t>(r.gpu) < caps.place_of_gpu.size())
+        hosts.insert(caps.place_of_gpu[static_cast<std::size_t>(r.gpu)].host);
     why += (why.empty() ? "" : " and ") + std::to_string(drained_stranded) + " GPU" +
            (drained_stranded > 1 ? "s" : "") + " drained with " +
-           (why.empty() || why.find(',') != std::string::npos ? "their hosts" : "its host");
+           (hosts.size() > 1 ? "their hosts" : "its host");
+  }
   std::optional<ShrinkResult> shrunk;
   if (!stranded.empty()) {
     if (shrink_) shrunk = shrink_(plan(), stranded);

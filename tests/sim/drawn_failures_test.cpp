@@ -69,7 +69,8 @@ TEST_CASE("many drawn failures: remaps, shrinks and regrows in one recovery, and
   // a step that fails at once used to leave the simulator checking the
   // next remap against the plan before the regrow (an exception: "remap
   // rank 12 ... the job has ranks 0..11"). The run must end by itself,
-  // cleanly: recovered where a plan fits, ended where none does.
+  // cleanly: recovered where a plan fits, the repair waited for where none
+  // does (30 s, so failures drawn meanwhile come in at the next step).
   const sim::RunSummary run = sim::run_scenario(drawn(
       "{gpu_mtbf_hours: 0.05, snapshot: {every: 2}, spares: 8, repair: 30s, replace: gpu}", 20));
   CHECK(run.restarts > 1);

@@ -410,6 +410,30 @@ TEST_CASE("a failed link that cuts a GPU off fails the GPU with it") {
   CHECK(std::get<core::RemapDirective>(remaps[0].directive.action).spare_gpu == 16);
 }
 
+TEST_CASE(
+    "a drained GPU a failed cable cuts off is not waited for, and a GPU outside the slots "
+    "drains nothing") {
+  // GPU 3 fails and drains node 0 (no spare: the job would wait for the
+  // repair), and GPU 1's NIC cable fails in the same second: GPU 1, already
+  // drained, is now cut off for good, so no repair brings the job back and
+  // the run ends.
+  const sim::RunSummary cut = sim::run_scenario(failing(
+      "{kind: fail, target: gpu, id: 3, at: 1s}, {kind: fail, target: link, id: n1->l1, at: 1s}", 0,
+      "maxmin", "host"));
+  CHECK(cut.ended_on_failure);
+  REQUIRE_FALSE(cut.notes.empty());
+  CHECK(cut.notes.back().message.find("no spare GPU and no smaller plan: the run ends") !=
+        std::string::npos);
+  // faults.spares 4: GPUs 16-19 of the spare node are spares, 20-23 out of
+  // the pool from the start; GPU 21 failing takes nothing more (no drain of
+  // node 2's spares), and the run goes on untouched.
+  const sim::RunSummary outside =
+      sim::run_scenario(failing("{kind: fail, target: gpu, id: 21, at: 1s}", 4, "maxmin", "host"));
+  CHECK(outside.failures.empty());
+  CHECK_FALSE(outside.ended_on_failure);
+  CHECK(outside.restarts == 0);
+}
+
 TEST_CASE("faults.max_restarts bounds the recoveries, and is read as a count") {
   // Two kills (rank 1 before 5, rank 2 before 7), snapshots every 2: with
   // max_restarts 1 the first is recovered (v4 restored) and the second

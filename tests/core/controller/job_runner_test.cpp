@@ -168,9 +168,11 @@ namespace {
 class PlacedBackend : public RecordingBackend {
  public:
   PlacedBackend(core::FailureSeen failure, bool spare)
-      : failure_(std::move(failure)), spare_(spare) {}
+      : failures_{std::move(failure)}, spare_(spare) {}
   PlacedBackend(core::FailureSeen failure, bool spare, std::int64_t at)
-      : failure_(std::move(failure)), spare_(spare), at_(at) {}
+      : failures_{std::move(failure)}, spare_(spare), at_(at) {}
+  PlacedBackend(std::vector<core::FailureSeen> failures, bool spare)
+      : failures_(std::move(failures)), spare_(spare) {}
   core::Capabilities capabilities() const override {
     core::Capabilities caps = RecordingBackend::capabilities();
     caps.ranks = 2;
@@ -185,7 +187,7 @@ class PlacedBackend : public RecordingBackend {
     core::StepReport r = RecordingBackend::step(plan);
     if (r.iteration == at_ && !failed_) {
       failed_ = true;
-      r.failures.push_back(failure_);
+      r.failures = failures_;
     }
     return r;
   }
@@ -195,7 +197,7 @@ class PlacedBackend : public RecordingBackend {
   }
 
  private:
-  core::FailureSeen failure_;
+  std::vector<core::FailureSeen> failures_;
   bool spare_;
   std::int64_t at_ = 3;
   bool failed_ = false;
@@ -265,6 +267,18 @@ TEST_CASE("recovery: a failed GPU with no spare and no shrink ends the run, sayi
   gone.back_at_ns = {0, -1, 0};
   core::JobRunner ends(gone, plan_of(1, 2, 2));
   CHECK_FALSE(run_six(ends));
+}
+
+TEST_CASE("recovery: a rank killed on a GPU that failed in the same step is lost once") {
+  // Rank 1 runs on GPU 1: its kill and GPU 1's failure are one loss, so
+  // one remap onto the spare (GPU 2), named by the GPU's failure.
+  PlacedBackend both({{"kill", "rank 1", 0, 3, {}}, {"fail", "gpu 1", 0, 3, {}}}, true);
+  core::JobRunner runner(both, plan_of(1, 2, 2));
+  CHECK(run_six(runner));
+  CHECK(runner.restarts() == 1);
+  CHECK(kinds_taken(runner) ==
+        std::vector<std::string>{"snapshot", "remap", "restore", "snapshot"});
+  CHECK(runner.directives()[1].directive.reason == "gpu 1 failed; spare on same rack");
 }
 
 TEST_CASE("recovery: a failed spare only leaves the pool, an unknown failure is not recovered") {
