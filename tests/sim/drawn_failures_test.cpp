@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -30,7 +31,8 @@ TEST_CASE("simulate injects the failures its rates draw, as the campaign of its 
   // 16 GPUs of 2 nodes plus 8 spares, each failing every 0.1 h on average:
   // one failure every 15 s over the 24 GPU slots. The campaign's draw over
   // faults.days for seed 0 of scenario seed 7 gives the first; the run must see exactly it,
-  // before the first step that starts at or after its time.
+  // before the first step that starts at or after its time. Each failure
+  // takes its GPU alone here (replace gpu); the next test drains hosts.
   const std::string faults = "{gpu_mtbf_hours: 0.1, snapshot: {every: 2}, spares: 8, replace: gpu}";
   const core::Scenario scenario = drawn(faults, 60);
   const topo::Topology& t = scenario.topology;
@@ -82,4 +84,45 @@ TEST_CASE("many drawn failures: remaps, shrinks and regrows in one recovery, and
     }
   CHECK(shrunk);
   CHECK(regrown);
+}
+
+TEST_CASE("a drawn GPU failure drains its host under faults.replace host, as in the campaigns") {
+  // The first test's scenario under the default replace host: the draw's
+  // first failure, GPU T on host T / 8 (8 GPUs a host, spare host 2 last),
+  // is reported first, then the host's 7 other GPUs as drains, in GPU
+  // order; where ranks ran there (a job host) they all move, each onto the
+  // spare host (GPUs 16-23), before the next iteration.
+  const core::Scenario scenario =
+      drawn("{gpu_mtbf_hours: 0.1, snapshot: {every: 2}, spares: 8, repair: 30s}", 10);
+  const topo::Topology& t = scenario.topology;
+  const sim::FailureTargets targets{24, 3, sim::fabric_links(t), 1};
+  const auto expected = sim::draw_failures(
+      *scenario.faults, targets, sim::campaign_draw_seed(7, 0),
+      static_cast<core::TimeNs>(scenario.faults->days * 24 * 3600) * core::kNsPerS);
+  REQUIRE_FALSE(expected.empty());
+  const int failed = expected[0].target;
+  const int host = failed / 8;
+  const sim::RunSummary run = sim::run_scenario(scenario);
+  REQUIRE(run.failures.size() >= 8);
+  CHECK(run.failures[0].kind == "fail");
+  CHECK(run.failures[0].component == "gpu " + std::to_string(failed));
+  std::vector<std::string> drained;
+  for (std::size_t i = 1; i < 8; ++i) {
+    CHECK(run.failures[i].kind == "drain");
+    drained.push_back(run.failures[i].component);
+  }
+  std::vector<std::string> mates;
+  for (int g = host * 8; g < host * 8 + 8; ++g)
+    if (g != failed) mates.push_back("gpu " + std::to_string(g));
+  CHECK(drained == mates);
+  // Seed 7 draws a job GPU first (GPU 11, host 1): its ranks, rank r on
+  // GPU r, move together, rank host * 8 + k onto spare GPU 16 + k.
+  REQUIRE(host < 2);
+  std::vector<std::pair<int, int>> moves, want;
+  for (const auto& d : run.directives)
+    if (const auto* m = std::get_if<core::RemapDirective>(&d.directive.action))
+      if (moves.size() < 8) moves.emplace_back(m->rank, m->spare_gpu);
+  for (int k = 0; k < 8; ++k) want.emplace_back(host * 8 + k, 16 + k);
+  CHECK(moves == want);
+  CHECK_FALSE(run.ended_on_failure);
 }
