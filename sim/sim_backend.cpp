@@ -249,7 +249,7 @@ core::StepReport SimBackend::end_step(const core::ParallelPlan& plan,
   pending_move_ns_ = 0;
   report.applied = std::exchange(pending_applied_, {});
   now_ns_ += report.iteration_ns;
-  repairs_due();  // GPUs back by the end of the iteration are free for the next
+  repairs_due(now_ns_);  // GPUs back by the end of the iteration are free for the next
   const core::RankLayout layout(plan);
   const int ranks = layout.ranks();
   report.rank_compute_ns.resize(ranks);

@@ -145,8 +145,8 @@ class SimBackend : public core::Backend {
   /// reported once; marks them dead until faults.repair has passed (a GPU
   /// a failed cable cut off stays dead: the cable is not repaired).
   std::vector<core::FailureSeen> gpu_failures_due();
-  /// Failed GPUs whose repair is done by now: free again (spares).
-  void repairs_due();
+  /// Failed GPUs whose repair is done by `by_ns`: free again (spares).
+  void repairs_due(TimeNs by_ns);
   /// Ranks left on failed GPUs (recovery found no spare and no smaller
   /// plan: the job waits for the repair): the next iteration starts once
   /// they are back, the wait charged to it. `ranks`: the plan's.

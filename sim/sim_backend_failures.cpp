@@ -126,9 +126,9 @@ std::vector<int> SimBackend::take_link_down(int link) {
   return cut_off(t);
 }
 
-void SimBackend::repairs_due() {
+void SimBackend::repairs_due(TimeNs by_ns) {
   for (std::size_t g = 0; g < dead_.size(); ++g)
-    if (dead_[g] && repair_at_[g] > 0 && repair_at_[g] <= now_ns_) {
+    if (dead_[g] && repair_at_[g] > 0 && repair_at_[g] <= by_ns) {
       dead_[g] = false;
       repair_at_[g] = 0;
     }
@@ -136,7 +136,8 @@ void SimBackend::repairs_due() {
 
 void SimBackend::wait_for_repairs(int ranks) {
   TimeNs back_ns = now_ns_;
-  for (int g : placement(ranks)) {
+  for (int r = 0; r < ranks; ++r) {
+    const int g = gpu_of_rank(r);
     if (!dead_[static_cast<std::size_t>(g)]) continue;
     const TimeNs at = repair_at_[static_cast<std::size_t>(g)];
     if (at <= 0)
@@ -148,11 +149,7 @@ void SimBackend::wait_for_repairs(int ranks) {
   // On top of the restart's detection and re-initialisation, as the
   // campaigns charge it: the wait from now until the last of them is back.
   pending_move_ns_ += back_ns - now_ns_;
-  for (std::size_t g = 0; g < dead_.size(); ++g)
-    if (dead_[g] && repair_at_[g] > 0 && repair_at_[g] <= back_ns) {
-      dead_[g] = false;
-      repair_at_[g] = 0;
-    }
+  repairs_due(back_ns);
 }
 
 std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
