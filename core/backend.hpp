@@ -55,6 +55,10 @@ struct Capabilities {
     std::function<int(int rank)> host_of_rank;
     std::function<std::vector<std::string>(int group, int from_rank, int to_rank)> edge_links;
     std::function<std::vector<int>(int group)> order;
+    /// Optional: whether the group's gradient all-reduce ran last as NCCL's
+    /// double binary trees between nodes (core/cost/nccl_tree.hpp), whose
+    /// edges the order shapes too; absent or false: rings.
+    std::function<bool(int group)> tree;
     explicit operator bool() const { return host_of_rank && edge_links && order; }
   };
   RingRoutes ring_routes;

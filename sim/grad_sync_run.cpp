@@ -4,7 +4,7 @@
 
 #include "core/cost/estimate.hpp"
 #include "sim/collective.hpp"
-#include "sim/network/ring_coflow.hpp"
+#include "sim/network/nccl_coflow.hpp"
 
 namespace parashift::sim {
 
@@ -24,6 +24,10 @@ std::vector<std::vector<int>> scope_rings(const topo::Topology& topology,
 }
 
 namespace {
+
+void note_algo(const GradSyncRun& run, bool tree) {
+  if (run.ran_tree != nullptr && tree) *run.ran_tree = true;
+}
 
 core::CollectiveKind ring_kind(core::CollectiveKind kind) {
   return kind == core::CollectiveKind::AllToAll ? core::CollectiveKind::ReduceScatter : kind;
@@ -56,12 +60,12 @@ void run_step(const std::shared_ptr<SyncState>& s, std::size_t at) {
   if (s->run.network != nullptr) {
     auto left = std::make_shared<std::size_t>(groups.size());
     for (const auto& g : groups)
-      start_ring_coflow(
-          *s->run.network, s->run.fabric, kind, step.call.bytes, g, s->hash,
-          [s, left, at](TimeNs) {
-            if (--*left == 0) run_step(s, at + 1);
-          },
-          core::TrafficClass::GradSync);
+      note_algo(s->run, start_collective_coflow(
+                            *s->run.network, s->run.fabric, kind, step.call.bytes, g, s->hash,
+                            [s, left, at](TimeNs) {
+                              if (--*left == 0) run_step(s, at + 1);
+                            },
+                            core::TrafficClass::GradSync));
   } else {
     TimeNs longest = 0;
     for (const auto& g : groups)
@@ -101,12 +105,12 @@ void start_bucket_sync(const GradSyncRun& run, const BucketSyncJob& job, core::C
     auto left = std::make_shared<std::size_t>(rings.size());
     auto done = std::make_shared<std::function<void(TimeNs)>>(std::move(on_done));
     for (const auto& ring : rings)
-      start_ring_coflow(
-          *run.network, run.fabric, kind, bytes, ring, flow_hash,
-          [left, done](TimeNs end) {
-            if (--*left == 0) (*done)(end);
-          },
-          core::TrafficClass::GradSync);
+      note_algo(run, start_collective_coflow(
+                         *run.network, run.fabric, kind, bytes, ring, flow_hash,
+                         [left, done](TimeNs end) {
+                           if (--*left == 0) (*done)(end);
+                         },
+                         core::TrafficClass::GradSync));
   } else {
     Kernel& kernel = run.kernel;
     const TimeNs d = ring_collective_ns(run.paths, run.fabric, kind, bytes, rings[0]);

@@ -6,7 +6,8 @@
 // on one host; between nodes, the members with the same place on their
 // host (one rail each). The compressor's GPU time comes first. Int8's
 // all-to-all moves (n - 1)/n of its buffer per rank like a ring
-// reduce-scatter and runs as one.
+// reduce-scatter and runs as one. On the flow network each collective takes
+// the shape NCCL's choice gives it (ring, or trees between nodes).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,9 @@ struct GradSyncRun {
   FlowNetwork* network = nullptr;  // none: closed-form rings on idle links
   const PathModel& paths;
   const core::NcclFabric& fabric;
+  /// Set when a collective ran as NCCL's tree between nodes (the flow
+  /// network's nccl_coflow.hpp; the closed form prices without a shape).
+  bool* ran_tree = nullptr;
 };
 
 /// Starts the steps now on `rings` (each a data-parallel ring of GPUs);

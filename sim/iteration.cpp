@@ -16,7 +16,6 @@
 #include "sim/iteration_state.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
-#include "sim/network/ring_coflow.hpp"
 #include "sim/trace.hpp"
 
 namespace parashift::sim {
@@ -41,8 +40,8 @@ class IterationSim {
         layout_(plan_),
         kernel_(shared_kernel != nullptr ? *shared_kernel : own_kernel_),
         network_(shared_network) {
-    // The fabric's NCCL parameters, built as the cost model builds them.
-    if (in.device != nullptr) fabric_ = core::cluster_view_of(paths_.topology(), *in.device).nccl;
+    if (in.device != nullptr)  // the fabric's NCCL parameters, as the cost model builds them
+      fabric_ = core::cluster_view_of(paths_.topology(), *in.device, in.nccl_algo).nccl;
     v_ = plan_.virtual_stages;
     stages_ = plan_.pp;
     micro_batches_ = plan_.micro_batches();
@@ -381,7 +380,7 @@ class IterationSim {
       g.streaming = false;
       pump(g);
     };
-    start_bucket_sync({kernel_, network_, paths_, fabric_},
+    start_bucket_sync({kernel_, network_, paths_, fabric_, &g.ran_tree},
                       {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, kind,
                       bucket.bytes, g.tp_rings, static_cast<std::uint64_t>(g.index), done);
   }
@@ -443,6 +442,7 @@ class IterationSim {
     for (const DpGroup& g : groups_) {
       r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
       r.dp_group_busy_ns.push_back(g.busy_ns);
+      r.dp_group_tree.push_back(g.ran_tree);
     }
     if (own_network_) r.links = link_uses(*own_network_);  // not a shared one's
     if (background_) background_->collect(r);

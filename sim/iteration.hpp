@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cost/nccl_model.hpp"
 #include "core/cost/work_profile.hpp"
 #include "core/device_spec.hpp"
 #include "core/model_spec.hpp"
@@ -73,6 +74,7 @@ struct IterationInput {
                : position;
   }
   NetworkModel network = NetworkModel::MaxMin;
+  core::NcclAlgo nccl_algo = core::NcclAlgo::Auto;  // cluster.nccl_algo (NCCL_ALGO)
   /// Max-min network only: the traffic classes' weights, and links on which
   /// another tenant sends all the while the iteration runs (its bytes count
   /// in IterationResult::links).
@@ -122,6 +124,7 @@ struct IterationResult {
   std::vector<WorkerStats> workers;      // index: cp_rank + cp * (replica + dp * stage)
   TimeNs dp_sync_ns = 0;                 // busiest data-parallel group's total collective time
   std::vector<TimeNs> dp_group_busy_ns;  // each group's (index: cp_rank + cp * stage)
+  std::vector<char> dp_group_tree;       // each group's: its sync ran NCCL's trees between nodes
   double model_flops = 0;
   double mfu = 0;
   double tokens_per_s = 0;

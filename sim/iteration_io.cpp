@@ -60,6 +60,7 @@ IterationInput scenario_input(const core::Scenario& scenario, const core::Device
   input.plan = &scenario.plan;
   input.seq_len = scenario.training.seq_len;
   input.network = network;
+  input.nccl_algo = scenario.nccl_algo;
   input.traffic = scenario.traffic;
   return input;
 }

@@ -76,9 +76,11 @@ void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
   for (DpGroup& g : groups) {
     g.deferred_running = true;
     const TimeNs start = run.kernel.now();
-    start_deferred_sync(run, job, workers[static_cast<std::size_t>(g.members[0])].params_on_gpu,
-                        g.tp_rings, static_cast<std::uint64_t>(g.index),
-                        [&g, start, done](TimeNs end) {
+    GradSyncRun group_run = run;
+    group_run.ran_tree = &g.ran_tree;
+    start_deferred_sync(group_run, job,
+                        workers[static_cast<std::size_t>(g.members[0])].params_on_gpu, g.tp_rings,
+                        static_cast<std::uint64_t>(g.index), [&g, start, done](TimeNs end) {
                           g.busy_ns += end - start;
                           g.deferred_running = false;
                           done(g);

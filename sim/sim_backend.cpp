@@ -224,6 +224,7 @@ std::optional<core::StepReport> SimBackend::begin_step(const core::ParallelPlan&
   input.gpu_of_rank = gpu_of_rank_;
   input.dp_orders = dp_orders_;
   input.network = scenario_.run.contention ? NetworkModel::MaxMin : NetworkModel::Path;
+  input.nccl_algo = scenario_.nccl_algo;
   input.traffic = scenario_.traffic;
   input.tenant_links = cluster.tenant_links;
   if (replication_left_bytes_ > 0) input.snapshot_pairs = replication_pairs_;

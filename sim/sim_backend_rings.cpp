@@ -16,7 +16,7 @@ core::Capabilities::RingRoutes SimBackend::ring_routes() const {
   routes.host_of_rank = [this](int rank) {
     return paths_.topology().host_of_gpu(gpu_of_rank(rank));
   };
-  // A ring edge's network leg as start_ring_coflow sends it: from the
+  // An edge's network leg as the ring's or the trees' flows send it: from the
   // sender's node's GPU on the receiver's rail (PXN), hashed by the group's
   // index (sim/iteration.cpp's flow hash of its gradient sync).
   routes.edge_links = [this](int group, int from_rank, int to_rank) {
@@ -27,6 +27,11 @@ core::Capabilities::RingRoutes SimBackend::ring_routes() const {
     for (const topo::LinkId id : t.route(pxn_source(t, a, b), b, static_cast<std::uint64_t>(group)))
       names.push_back(t.link(id).name);
     return names;
+  };
+  // What the last iteration's gradient sync ran (IterationResult::dp_group_tree).
+  routes.tree = [this](int group) {
+    const auto g = static_cast<std::size_t>(group);
+    return last_ && g < last_->dp_group_tree.size() && last_->dp_group_tree[g] != 0;
   };
   routes.order = [this](int group) {
     const auto g = static_cast<std::size_t>(group);

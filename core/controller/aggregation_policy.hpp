@@ -4,6 +4,10 @@
 // run degraded (C4P, the path allocation of Alibaba's C4, steers flows off
 // busy links the same way; here the lever is the ring's order, which
 // changes the node pairs a ring connects and so the routes ECMP gives them).
+// Where the backend runs a group's all-reduce as NCCL's double binary trees
+// between nodes (RingRoutes::tree), the order is the trees' too: their roots
+// and interior nodes follow it (core::nccl_tree_flows), and the module
+// prices and moves the trees' edges instead of the ring's.
 //
 // Each iteration it reads StepReport::links and gives each link the share
 // of its healthy rate a ring edge would get there (edge_share): its rate
@@ -14,9 +18,13 @@
 // congested links changes, it prices every data-parallel group's rings as
 // the backend runs them (Capabilities::ring_routes: flat sync rings over
 // the group; hierarchical and delayed over one rail between nodes,
-// core::scope_rings): an edge gets the least share of the links its route
-// crosses, a ring runs at the rate of its slowest edge, and a group's sync
-// at its slowest ring's. It then searches orders that keep each host's
+// core::scope_rings): each collective's flows load the links their routes
+// cross (a ring one flow an edge; a tree's interior node four on its NIC,
+// its roots two), and it runs at the pace of its busiest link for the
+// share it gets there: its slowdown is max over links of flows / share over
+// max over links of flows, so a congested link carrying fewer of its flows
+// than its busiest link slows it less, or not at all. A group's sync runs
+// at its slowest collective's pace. It then searches orders that keep each host's
 // replicas together (first-improvement hill-climbing over swaps of a host
 // at either end of a congested edge with any other host) and issues a
 // ReorderDirective when the best saves at least min_improvement of the
@@ -47,24 +55,44 @@ struct AggregationOptions {
   int max_passes = 32;            // swaps per group and evaluation
 };
 
-/// How a group's rings fare under the congestion: the slowdown of its
-/// slowest ring (1: none crosses a congested link), then the excess over
-/// all edges, sum of (1 / rate - 1), which counts slow edges a ring has
-/// more than one of (so a swap that mends one of them is seen).
+/// How a group's rings (or trees) fare under the congestion. `worst`: the
+/// slowdown of its slowest collective over its own healthy pace (1: none is
+/// slowed). Orders compare by `paced`, the group's time in flows per link
+/// (max over its collectives and links of flows / share: an order whose
+/// flows collide on a link is no faster for a ratio of 1), then by the
+/// excess over all congested links, sum of flows x (1 / share - 1), which
+/// counts slow links a collective crosses more than one of (so a swap that
+/// mends one of them is seen).
 struct RingsScore {
   double worst = 1;
+  double paced = 0;
   double excess = 0;
   bool better_than(const RingsScore& other) const;
 };
 
-/// The share of its healthy rate a ring edge gets on `link` (1: the link
-/// is not congested at `threshold`), as the module header says.
+/// What a link leaves the job's flows: `healthy`, its rate now over its
+/// healthy one, times, where another tenant's bytes fill u >= threshold of
+/// it, max(`left` = 1 - u, n / (n + 1)) for n of the job's flows on it
+/// (max-min against the tenant's one flow of equal weight: one ring edge
+/// gets 1/2, a tree node's four flows 4/5). A bare number is a degraded
+/// rate alone (left 1).
+struct LinkShare {
+  double healthy = 1;
+  double left = 1;
+  LinkShare(double healthy_share = 1, double left_share = 1)  // NOLINT: a rate alone converts
+      : healthy(healthy_share), left(left_share) {}
+  /// The share of its healthy rate `flows` flows of the job get together.
+  double for_flows(int flows) const;
+};
+
+/// The share of its healthy rate a ring edge (one flow) gets on `link` (1:
+/// the link is not congested at `threshold`), as the module header says.
 double edge_share(const LinkTelemetry& link, double iteration_s, double threshold);
 
-/// What a step's link telemetry says: each congested link's edge_share
-/// (sorted by name) and their names.
+/// What a step's link telemetry says: each congested link's share (sorted
+/// by name; congested: its edge_share is under 1) and their names.
 struct LinkCongestion {
-  std::vector<std::pair<std::string, double>> shares;
+  std::vector<std::pair<std::string, LinkShare>> shares;
   std::set<std::string> congested;
 };
 LinkCongestion link_congestion(const StepReport& report, double threshold);
@@ -78,23 +106,34 @@ std::vector<int> ring_order(const Capabilities::RingRoutes& routes, int group, i
 class RingPricer {
  public:
   RingPricer(const ParallelPlan& plan, int group, const Capabilities::RingRoutes& routes,
-             const std::vector<std::pair<std::string, double>>& shares);
+             const std::vector<std::pair<std::string, LinkShare>>& shares);
   /// `order`: position k of every ring is replica order[k].
   RingsScore score(const std::vector<int>& order);
+  /// "tree" where the group's all-reduce runs as NCCL's trees, else "ring".
+  const char* shape() const { return tree_ ? "tree" : "ring"; }
   /// The best order hill-climbing finds from `start` (max_passes swaps).
   std::vector<int> search(const std::vector<int>& start, int max_passes);
 
  private:
+  /// The links (indices into link_share_) an edge's route between hosts
+  /// crosses; none inside a host (NVLink).
+  const std::vector<int>& edge_route(int from_rank, int to_rank);
+  /// The least share along the edge's route (1: it crosses no congested link).
   double edge_rate(int from_rank, int to_rank);
-  /// Every ring (of ranks) the sync runs for `order`.
-  std::vector<std::vector<int>> rings(const std::vector<int>& order) const;
+  /// Every collective the sync runs for `order`, as its edges (from, to
+  /// rank): a ring's neighbours, or each tree edge both ways.
+  std::vector<std::vector<std::pair<int, int>>> collectives(const std::vector<int>& order) const;
 
   const ParallelPlan& plan_;
   int group_;
   const Capabilities::RingRoutes& routes_;
-  std::vector<std::pair<std::string, double>> shares_;  // sorted by name
-  std::vector<std::vector<int>> rank_of_;               // [tensor rank][replica]: the group's ranks
-  std::unordered_map<std::uint64_t, double> edge_cache_;  // rate by (from, to) rank
+  bool tree_ = false;                                      // the group runs NCCL's trees
+  std::vector<std::pair<std::string, LinkShare>> shares_;  // sorted by name
+  std::vector<std::vector<int>> rank_of_;  // [tensor rank][replica]: the group's ranks
+  std::unordered_map<std::string, int> link_index_;
+  std::vector<LinkShare> link_share_;  // by link index (1: not congested)
+  std::unordered_map<std::uint64_t, std::vector<int>> route_cache_;  // by (from, to) rank
+  std::vector<int> load_;                                            // scratch: flows per link
 };
 
 /// The share of its healthy rate the plan's slowest data-parallel ring
@@ -102,7 +141,7 @@ class RingPricer {
 /// run now: 1 / the worst RingsScore over the plan's groups (1: no ring
 /// crosses a congested link).
 double slowest_ring_share(const ParallelPlan& plan, const Capabilities::RingRoutes& routes,
-                          const std::vector<std::pair<std::string, double>>& shares);
+                          const std::vector<std::pair<std::string, LinkShare>>& shares);
 
 class AggregationPolicy : public PolicyModule {
  public:

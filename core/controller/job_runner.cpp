@@ -37,7 +37,7 @@ void JobRunner::set_policy(const Scenario& scenario, std::int64_t total_iteratio
   set_policy(scenario, total_iterations,
              CostInputs{scenario.model,
                         scenario.device,
-                        cluster_view_of(scenario.topology, scenario.device),
+                        cluster_view_of(scenario.topology, scenario.device, scenario.nccl_algo),
                         scenario.training.seq_len,
                         CostOptions{},
                         {},

@@ -227,6 +227,20 @@ const char* to_string(NcclProto proto) {
   return "Simple";
 }
 
+const char* nccl_algo_env(NcclAlgo algo) {
+  switch (algo) {
+    case NcclAlgo::Auto:
+      return "";
+    case NcclAlgo::Ring:
+      return "Ring";
+    case NcclAlgo::Tree:
+      return "Tree";
+    case NcclAlgo::Nvls:
+      return "NVLS";
+  }
+  return "";
+}
+
 bool parse_nccl_algo(const std::string& text, NcclAlgo& out) {
   for (const NcclAlgo a : {NcclAlgo::Auto, NcclAlgo::Ring, NcclAlgo::Tree, NcclAlgo::Nvls}) {
     if (text == to_string(a)) {
@@ -273,6 +287,7 @@ std::string nccl_algo_unavailable(const NcclFabric& fabric, CollectiveKind kind,
 NcclTime nccl_collective(const NcclFabric& fabric, CollectiveKind kind, double bytes,
                          const GroupLinks& links, NcclAlgo algo) {
   if (links.ranks <= 1 || bytes <= 0.0) return {};
+  if (algo == NcclAlgo::Auto) algo = fabric.algo;
   const Rates r = rates_of(fabric, links);
   Candidate best;
   bool have = false;

@@ -27,6 +27,8 @@ const char* to_string(NcclAlgo algo);
 const char* to_string(NcclProto proto);
 /// "auto", "ring", "tree", "nvls"; false (and `out` untouched) for anything else.
 bool parse_nccl_algo(const std::string& text, NcclAlgo& out);
+/// NCCL_ALGO's spelling of `algo` ("Ring", "Tree", "NVLS"); "" for Auto.
+const char* nccl_algo_env(NcclAlgo algo);
 
 /// The per-fabric parameters: few, physical, each with its published source
 /// (docs/collectives.md). Never fitted per measurement.
@@ -44,6 +46,9 @@ struct NcclFabric {
   double nvls_algbw_share = 0.61;
   /// NICs (rails) of one node; one per GPU on DGX/HGX systems.
   int nics_per_node = 8;
+  /// The algorithm every collective runs where it can, as NCCL_ALGO pins
+  /// it (`cluster.nccl_algo`); Auto: NCCL's tuner picks by size.
+  NcclAlgo algo = NcclAlgo::Auto;
 };
 
 /// What one group of ranks sees of the cluster (raw link rates: the

@@ -18,7 +18,7 @@ PlannerInput planner_input_of(const Scenario& scenario, const topo::Topology& to
   PlannerInput in;
   in.model = scenario.model;
   in.device = scenario.device;
-  in.cluster = cluster_view_of(topology, scenario.device);
+  in.cluster = cluster_view_of(topology, scenario.device, scenario.nccl_algo);
   in.device_groups = scenario.device_groups;
   in.global_batch = scenario.training.global_batch;
   in.seq_len = scenario.training.seq_len;

@@ -54,7 +54,8 @@ NcclFabric nccl_fabric_of(const DeviceSpec& device, int gpus_per_node, int nics_
   return f;
 }
 
-ClusterView cluster_view_of(const topo::Topology& topology, const DeviceSpec& device) {
+ClusterView cluster_view_of(const topo::Topology& topology, const DeviceSpec& device,
+                            NcclAlgo algo) {
   ClusterView view;
   view.gpus = topology.gpu_count();
   view.gpus_per_node = std::max(1, topology.gpus_per_host());
@@ -72,6 +73,7 @@ ClusterView cluster_view_of(const topo::Topology& topology, const DeviceSpec& de
   }
   const int nics = nics_on_host0(topology);
   view.nccl = nccl_fabric_of(device, view.gpus_per_node, nics > 0 ? nics : view.gpus_per_node);
+  view.nccl.algo = algo;
   return view;
 }
 

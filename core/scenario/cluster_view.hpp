@@ -19,8 +19,10 @@ NcclFabric nccl_fabric_of(const DeviceSpec& device, int gpus_per_node, int nics_
 /// route between the first two GPUs of host 0, inter-node from the route
 /// between GPU 0 and the first GPU of host 1 (bottleneck link, summed
 /// latency). With one host the inter-node figures fall back to the device's
-/// NIC. NICs per node: the graph's NICs on host 0 (one per GPU when it has none).
-ClusterView cluster_view_of(const topo::Topology& topology, const DeviceSpec& device);
+/// NIC. NICs per node: the graph's NICs on host 0 (one per GPU when it has
+/// none). `algo`: the scenario's `cluster.nccl_algo` (NcclFabric::algo).
+ClusterView cluster_view_of(const topo::Topology& topology, const DeviceSpec& device,
+                            NcclAlgo algo = NcclAlgo::Auto);
 
 /// The same view without a graph: `gpus` in nodes of `gpus_per_node`, the
 /// device's NVLink and NIC rates, one NIC per GPU, no wire latency (the

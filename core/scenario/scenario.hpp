@@ -14,6 +14,7 @@
 #include "core/controller/policy_config.hpp"
 #include "core/convergence/convergence_model.hpp"
 #include "core/cost/device_groups.hpp"
+#include "core/cost/nccl_model.hpp"
 #include "core/device_spec.hpp"
 #include "core/faults/fault_config.hpp"
 #include "core/model_spec.hpp"
@@ -59,6 +60,9 @@ struct Scenario {
   /// What the simulated cluster really is (`cluster.truth`): the simulator
   /// runs it; the policy, the planner and every estimate use the preset.
   ClusterTruth truth;
+  /// `cluster.nccl_algo`: the collective algorithm pinned for every
+  /// command, as NCCL_ALGO pins it on a cluster; auto: NCCL's tuner.
+  NcclAlgo nccl_algo = NcclAlgo::Auto;
   TrainingSpec training;
   ParallelPlan plan;
   /// False when the file has no `plan:` section (allowed only under

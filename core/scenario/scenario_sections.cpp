@@ -177,6 +177,11 @@ void read_cluster(YamlFields& top, Scenario& s, const fs::path& dir) {
     YamlFields truth = cluster.map("truth");
     s.truth = read_cluster_truth(truth);
   }
+  if (cluster.has("nccl_algo")) {
+    const std::string algo = cluster.string("nccl_algo");
+    if (!parse_nccl_algo(algo, s.nccl_algo))
+      cluster.fail("nccl_algo", "expected auto, ring, tree or nvls, got '" + algo + "'");
+  }
   cluster.reject_unknown();
   try {
     s.topology =

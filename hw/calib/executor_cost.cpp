@@ -32,6 +32,7 @@ core::CostInputs executor_cost_inputs(const core::Scenario& scenario,
   in.device = device_from_profile(profile);
   in.cluster = core::cluster_view_of(in.device, scenario.plan.gpus(),
                                      std::max(1, scenario.topology.gpus_per_host()));
+  in.cluster.nccl.algo = scenario.nccl_algo;  // as the simulator and the planner
   in.seq_len = scenario.training.seq_len;
   // The executor: every collective after the compute that produced it, fp32 gradients.
   in.options.overlap_grad_reduce = false;

@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/cost/nccl_tree.hpp"
 #include "sim/collective.hpp"
 #include "sim/network/coflow.hpp"
-#include "sim/network/double_tree.hpp"
 
 namespace parashift::sim {
 
@@ -84,9 +84,9 @@ std::vector<Phase> double_tree_plan(const CollectiveSpec& spec) {
   // Stages 0..D-1 reduce up (deepest level first), D..2D-1 broadcast down.
   std::array<std::vector<std::vector<std::pair<int, int>>>, 2> stages;
   int max_stages = 0;
-  const auto trees = nccl_double_binary_tree(n);
+  const auto trees = core::nccl_double_binary_tree(n);
   for (int t = 0; t < 2; ++t) {
-    const RankTree& tree = trees[t];
+    const core::RankTree& tree = trees[t];
     const int d = tree.height;
     stages[t].resize(static_cast<std::size_t>(2 * d));
     for (int r = 0; r < n; ++r) {

@@ -17,7 +17,7 @@
 //    All-to-all: n-1 rounds; in round k rank i sends bytes/n to rank i+k.
 //  AllPairs (all-to-all only): all n(n-1) flows of bytes/n at once; sharing
 //    decides who waits; latency is paid once instead of n-1 times.
-//  DoubleBinaryTree (all-reduce only): NCCL's two trees (double_tree.hpp),
+//  DoubleBinaryTree (all-reduce only): NCCL's two trees (core/cost/nccl_tree.hpp),
 //    each carrying bytes/2, cut into `pipeline_chunks` chunks. Simplified
 //    pipelining: with tree height D, a chunk is reduced up one tree level
 //    per round (deepest level first) and broadcast down one level per round,

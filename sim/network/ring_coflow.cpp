@@ -1,7 +1,6 @@
 #include "sim/network/ring_coflow.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -9,10 +8,9 @@
 
 namespace parashift::sim {
 
-void start_ring_coflow(FlowNetwork& network, const core::NcclFabric& fabric,
-                       core::CollectiveKind kind, double bytes, const std::vector<int>& gpus,
-                       std::uint64_t flow_hash, std::function<void(TimeNs done_ns)> on_done,
-                       core::TrafficClass traffic) {
+void start_ring_coflow(FlowNetwork& network, const CoflowModel& model, core::CollectiveKind kind,
+                       double bytes, const std::vector<int>& gpus, std::uint64_t flow_hash,
+                       std::function<void(TimeNs done_ns)> on_done, core::TrafficClass traffic) {
   const int n = static_cast<int>(gpus.size());
   Kernel& kernel = network.kernel();
   if (n <= 1 || bytes <= 0) {
@@ -24,33 +22,22 @@ void start_ring_coflow(FlowNetwork& network, const core::NcclFabric& fabric,
   }
   const double wire_flow =
       kind == core::CollectiveKind::SendRecv ? bytes : bytes * core::nccl_bus_factor(kind, n);
-  // The group's uncontended links, read as sim/collective.cpp reads paths.
-  const topo::Topology& topology = network.topology();
-  auto route = [&topology, flow_hash](int a, int b) {
-    PathInfo r;
-    r.bottleneck_Bps = std::numeric_limits<double>::infinity();
-    for (const topo::LinkId id : topology.route(a, b, flow_hash)) {
-      r.bottleneck_Bps = std::min(r.bottleneck_Bps, topology.link(id).bandwidth_Bps);
-      r.latency_ns += topology.link(id).latency_ns;
-    }
-    return r;
-  };
-  const core::GroupLinks links = group_links_from(topology, gpus, route);
+  const core::GroupLinks& links = model.links;
   const double slowest = links.intra_Bps > 0 && links.inter_Bps > 0
                              ? std::min(links.intra_Bps, links.inter_Bps)
                              : std::max(links.intra_Bps, links.inter_Bps);
   const TimeNs longest_ns = std::max(links.intra_wire_ns, links.inter_wire_ns);
-  const core::NcclTime nccl = core::nccl_collective(fabric, kind, bytes, links);
   const double wire_s = wire_flow / slowest;
-  const double scale = wire_s > 0 ? core::ns_to_s(nccl.bandwidth_ns) / wire_s : 1.0;
+  const double scale = wire_s > 0 ? core::ns_to_s(model.nccl.bandwidth_ns) / wire_s : 1.0;
   const double per_flow = wire_flow * scale;
   struct State {
     int left = 0;
     TimeNs tail_ns = 0;
     std::function<void(TimeNs)> on_done;
   };
-  const TimeNs tail_ns = std::max<TimeNs>(0, nccl.latency_ns - longest_ns);
+  const TimeNs tail_ns = std::max<TimeNs>(0, model.nccl.latency_ns - longest_ns);
   auto state = std::make_shared<State>(State{n, tail_ns, std::move(on_done)});
+  const topo::Topology& topology = network.topology();
   for (int i = 0; i < n; ++i) {
     const int next = gpus[(i + 1) % n];
     network.start_flow(

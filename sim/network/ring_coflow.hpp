@@ -20,18 +20,16 @@
 #include <functional>
 #include <vector>
 
-#include "core/cost/nccl_model.hpp"
-#include "core/cost/work_profile.hpp"
-#include "sim/network/flow_network.hpp"
+#include "sim/network/nccl_coflow.hpp"
 
 namespace parashift::sim {
 
-/// Starts the collective now; `on_done(t_ns)` runs when it has finished.
+/// Starts the collective now around the ring; `on_done(t_ns)` runs when it
+/// has finished. `model`: coflow_model of the same group, kind and bytes.
 /// Kinds: AllReduce, ReduceScatter, AllGather, SendRecv (others throw
 /// std::invalid_argument).
-void start_ring_coflow(FlowNetwork& network, const core::NcclFabric& fabric,
-                       core::CollectiveKind kind, double bytes, const std::vector<int>& gpus,
-                       std::uint64_t flow_hash, std::function<void(TimeNs done_ns)> on_done,
-                       core::TrafficClass traffic = core::TrafficClass::Other);
+void start_ring_coflow(FlowNetwork& network, const CoflowModel& model, core::CollectiveKind kind,
+                       double bytes, const std::vector<int>& gpus, std::uint64_t flow_hash,
+                       std::function<void(TimeNs done_ns)> on_done, core::TrafficClass traffic);
 
 }  // namespace parashift::sim

@@ -200,6 +200,17 @@ TEST_CASE("cluster.truth: factors on the preset, read and applied, bad ones are 
                        InputError);
 }
 
+TEST_CASE("cluster.nccl_algo: NCCL_ALGO for every command, auto unless set") {
+  const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  CHECK(parse_scenario(kBase, file).nccl_algo == NcclAlgo::Auto);
+  CHECK(parse_scenario(kBase, file, {"cluster.nccl_algo=tree"}).nccl_algo == NcclAlgo::Tree);
+  CHECK(parse_scenario(kBase, file, {"cluster.nccl_algo=ring"}).nccl_algo == NcclAlgo::Ring);
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"cluster.nccl_algo=Ring"}),
+                       doctest::Contains("cluster.nccl_algo (set on the command line): expected "
+                                         "auto, ring, tree or nvls, got 'Ring'"),
+                       InputError);
+}
+
 TEST_CASE("cluster.groups: devices by node range in host order, bad groups located") {
   const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
   // kBase's cluster has 2 dgx-a100 nodes of 8 GPUs: one H100 node, one A100 node.

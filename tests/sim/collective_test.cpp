@@ -5,7 +5,7 @@
 #include "sim/collective.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
-#include "sim/network/ring_coflow.hpp"
+#include "sim/network/nccl_coflow.hpp"
 #include "test_topologies.hpp"
 #include "topologies/topology.hpp"
 
@@ -75,8 +75,8 @@ TEST_CASE("one collective: simulator path model, ring coflow and cost model agre
         sim::Kernel k;
         sim::FlowNetwork net(k, t);
         TimeNs done = -1;
-        sim::start_ring_coflow(net, view.nccl, kind, bytes, g.gpus, 0,
-                               [&](TimeNs t_ns) { done = t_ns; });
+        sim::start_collective_coflow(net, view.nccl, kind, bytes, g.gpus, 0,
+                                     [&](TimeNs t_ns) { done = t_ns; });
         k.run();
         CHECK(done == doctest::Approx(static_cast<double>(analytical)).epsilon(1e-6));
       }

@@ -122,3 +122,41 @@ TEST_CASE("congestion-adaptive rings: a degraded cable is left as a loaded one i
         static_cast<double>(on.iterations * on.healthy_iteration_ns) +
             static_cast<double>(off.total_ns) / off.iterations + 1.1e9);
 }
+
+TEST_CASE("congestion-adaptive trees: a half-rate cable moves its host to a tree's root") {
+  // scenarios/adapt-tree-root.yaml: the inter-node all-reduce runs as
+  // NCCL's trees over the 16 nodes (the tuner's pick at 40 MB); host 3's
+  // rail-0 cable runs at half rate both ways. Host 3 is interior in one of
+  // rail 0's two trees: 4 flows each way on the cable at half rate take as
+  // long as 8 at full, so that tree, and with it the sync, runs 2x slower.
+  // The module moves host 3 (replicas 6, 7) to an end of the order, a
+  // tree's root (2 flows each way: at half rate as long as an interior
+  // node's 4): every iteration after the reorder is healthy.
+  const std::string path = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/adapt-tree-root.yaml";
+  const sim::RunSummary on = sim::run_scenario(core::load_scenario(path, {}));
+  const sim::RunSummary off =
+      sim::run_scenario(core::load_scenario(path, {"policy.aggregation=off"}));
+  const double healthy = static_cast<double>(on.healthy_iteration_ns);
+  const double slow = static_cast<double>(off.total_ns) / off.iterations;
+  CHECK(slow > 1.05 * healthy);  // the exposed tree sync doubles: ~+9%
+  REQUIRE(on.directives.size() == 1);
+  const auto* reorder = std::get_if<core::ReorderDirective>(&on.directives[0].directive.action);
+  REQUIRE(reorder != nullptr);
+  CHECK(on.directives[0].directive.reason.find("slowest tree") != std::string::npos);
+  const std::vector<int>& order = reorder->order;
+  const bool front = order[0] / 2 == 3 && order[1] / 2 == 3;
+  const bool back = order[30] / 2 == 3 && order[31] / 2 == 3;
+  CHECK((front || back));
+  // One slow iteration, the 1 s rebuild (core::kRingRebuildNs), then 99
+  // healthy ones, to the nanosecond's rounding.
+  CHECK(static_cast<double>(on.total_ns) ==
+        doctest::Approx(slow + 1e9 + 99 * healthy).epsilon(1e-6));
+  // Pinned to rings (cluster.nccl_algo: ring, NCCL_ALGO=Ring), every node
+  // sends and receives one flow a rail whatever the order: the module
+  // finds nothing better and the cable paces every iteration.
+  const sim::RunSummary ring =
+      sim::run_scenario(core::load_scenario(path, {"cluster.nccl_algo=ring"}));
+  CHECK(ring.directives.empty());
+  CHECK(static_cast<double>(ring.total_ns) >
+        1.05 * static_cast<double>(ring.iterations * ring.healthy_iteration_ns));
+}

@@ -242,6 +242,9 @@ TEST_CASE("bad input: one line naming file and field, exit status 2") {
       {{"run", kData + "small.yaml", "--backend", "hw", "--clock", "virtual", "--link-latency-us",
         "-5"},
        "--link-latency-us: expected a number >= 0, found '-5'"},
+      {{"simulate", kData + "small.yaml", "--set", "cluster.nccl_algo=fast"},
+       "cluster.nccl_algo (set on the command line): expected auto, ring, tree or nvls, got "
+       "'fast'"},
       {{"simulate"}, "scenario is required"},
       {{"fly"}, "unknown subcommand 'fly' (expected one of: simulate, plan, validate, topo"},
   };

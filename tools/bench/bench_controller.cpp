@@ -198,7 +198,7 @@ void BM_AggregationSearch16k(benchmark::State& state) {
     return std::vector<std::string>{"n" + std::to_string(from),
                                     "p" + std::to_string((h >> 29) % 64), "n" + std::to_string(to)};
   };
-  const std::vector<std::pair<std::string, double>> loads{{"p0", 0.9}};
+  const std::vector<std::pair<std::string, LinkShare>> loads{{"p0", 0.9}};
   std::vector<int> identity(static_cast<std::size_t>(plan.dp));
   for (int d = 0; d < plan.dp; ++d) identity[static_cast<std::size_t>(d)] = d;
   double worst_after = 0;

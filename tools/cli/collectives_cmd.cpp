@@ -21,7 +21,7 @@
 #include "core/scenario/scenario.hpp"
 #include "sim/kernel.hpp"
 #include "sim/network/flow_network.hpp"
-#include "sim/network/ring_coflow.hpp"
+#include "sim/network/nccl_coflow.hpp"
 #include "tools/cli/collectives_hw.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/number_check.hpp"
@@ -192,14 +192,15 @@ std::vector<int> group_gpus(const Group& g, int gpus_per_node) {
 }
 
 // One collective alone on the simulator's max-min network (sim/network/
-// ring_coflow.hpp): the same NCCL model, with the topology's links shared.
+// nccl_coflow.hpp: the ring's or the trees' flows, as NCCL picks): the same
+// NCCL model, with the topology's links shared.
 core::TimeNs simulate_alone(const topo::Topology& topology, const core::NcclFabric& fabric,
                             core::CollectiveKind kind, double bytes, const std::vector<int>& gpus) {
   sim::Kernel kernel;
   sim::FlowNetwork network(kernel, topology);
   core::TimeNs done = 0;
-  sim::start_ring_coflow(network, fabric, kind, bytes, gpus, 0,
-                         [&done](core::TimeNs t_ns) { done = t_ns; });
+  sim::start_collective_coflow(network, fabric, kind, bytes, gpus, 0,
+                               [&done](core::TimeNs t_ns) { done = t_ns; });
   kernel.run();
   return done;
 }
@@ -238,9 +239,6 @@ void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
   if (simulate && kind == core::CollectiveKind::AllToAll) {
     throw core::InputError("--backend sim: runs ring collectives and sendrecv, not alltoall");
   }
-  if (simulate && algo != core::NcclAlgo::Auto) {
-    throw core::InputError("--backend sim: runs --algo auto only");
-  }
 
   topo::Topology topology;
   core::DeviceSpec device;
@@ -248,11 +246,13 @@ void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
     core::Scenario s = core::load_scenario(o.scenario);
     topology = std::move(s.topology);
     device = s.device;
+    if (algo == core::NcclAlgo::Auto) algo = s.nccl_algo;  // --algo over cluster.nccl_algo
   } else {
     device = core::device_preset(o.device);
     topology = build_topology(o);
   }
-  const core::ClusterView cluster = core::cluster_view_of(topology, device);
+  // The pinned algorithm is the fabric's: the simulator's flows take its shape.
+  const core::ClusterView cluster = core::cluster_view_of(topology, device, algo);
   const std::string& device_name = device.name;
   const Group g = group_of(o, cluster, kind);
   const core::GroupLinks links = core::group_links(cluster, g.ranks, g.ranks_per_node);

@@ -1,6 +1,7 @@
 #include "tools/cli/cuda_rank.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "core/input_error.hpp"
@@ -22,8 +23,11 @@ void check_cuda_devices(int device) {
                            ")");
 }
 
-CudaRank open_cuda_rank(hw::MpiSession& mpi, int device, hw::CudaMath math, CliContext& ctx) {
+CudaRank open_cuda_rank(hw::MpiSession& mpi, int device, hw::CudaMath math, CliContext& ctx,
+                        core::NcclAlgo algo) {
   auto bootstrap = mpi.world();
+  if (const std::string name = core::nccl_algo_env(algo); !name.empty())
+    ::setenv("NCCL_ALGO", name.c_str(), 0);  // read by ncclCommInitRank; the user's wins
   try {
     const int visible = static_cast<int>(hw::probe_cuda().devices.size());
     const int gpu = device >= 0 ? device : bootstrap->rank() % std::max(1, mpi.ranks_per_node());

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "core/cost/nccl_model.hpp"
 #include "hw/comm/communicator.hpp"
 #include "hw/cpu/mpi_session.hpp"
 #include "hw/cuda/cuda_kernels.hpp"
@@ -25,6 +26,9 @@ struct CudaRank {
 /// its index on its node) and the NCCL world over all of them. A rank that
 /// cannot open its GPU prints why and stops the whole job (the others would
 /// wait for it in NCCL's start-up): exit 2 for bad input, 1 otherwise.
-CudaRank open_cuda_rank(hw::MpiSession& mpi, int device, hw::CudaMath math, CliContext& ctx);
+/// `algo` (the scenario's cluster.nccl_algo) becomes NCCL_ALGO unless the
+/// environment already sets it.
+CudaRank open_cuda_rank(hw::MpiSession& mpi, int device, hw::CudaMath math, CliContext& ctx,
+                        core::NcclAlgo algo = core::NcclAlgo::Auto);
 
 }  // namespace parashift::tools

@@ -308,7 +308,8 @@ void run_hw(const RunOptions& opts, const core::Scenario& scenario, int iteratio
                              " ranks each takes its GPU by its index on the node; leave --device "
                              "out");
     cuda = open_cuda_rank(mpi, opts.device,
-                          opts.math == "tf32" ? hw::CudaMath::Tf32 : hw::CudaMath::Fp32, ctx);
+                          opts.math == "tf32" ? hw::CudaMath::Tf32 : hw::CudaMath::Fp32, ctx,
+                          scenario.nccl_algo);
     job = cuda.world.get();
     config.options.kernels = cuda.kernels.get();
     config.options.resident_data = true;

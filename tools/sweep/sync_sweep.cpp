@@ -115,7 +115,7 @@ Row evaluate(const Setup& s) {
   auto inputs = std::make_shared<core::CostInputs>();
   inputs->model = sc.model;
   inputs->device = sc.device;
-  inputs->cluster = core::cluster_view_of(sc.topology, sc.device);
+  inputs->cluster = core::cluster_view_of(sc.topology, sc.device, sc.nccl_algo);
   inputs->seq_len = sc.training.seq_len;
   job.cost = inputs;
   const auto ranked = core::rank_sync_choices(job, core::SyncPolicyOptions{}, nullptr);

@@ -175,7 +175,7 @@ TEST_CASE("ring pricer: the slowest edge sets a ring's rate, hierarchical rings 
   ParallelPlan p = Fixture::plan();
   // Two congested links on the identity ring: an edge gets 0.5 of 1-2 and
   // 0.7 of 3-0: the ring runs at 0.5, a 2x slowdown.
-  const std::vector<std::pair<std::string, double>> shares{{"1-2", 0.5}, {"3-0", 0.7}};
+  const std::vector<std::pair<std::string, LinkShare>> shares{{"1-2", 0.5}, {"3-0", 0.7}};
   RingPricer pricer(p, 0, f.caps.ring_routes, shares);
   // Excess: (1/0.5 - 1) + (1/0.7 - 1) = 1 + 3/7.
   const RingsScore s = pricer.score({0, 1, 2, 3});
@@ -244,4 +244,43 @@ TEST_CASE("ring pricer: a ring with two slow edges is mended one swap at a time"
   CHECK(pricer.score(found).worst == doctest::Approx(1.0));
   CHECK_FALSE(has_edge(found, 1, 2));
   CHECK_FALSE(has_edge(found, 5, 6));
+}
+
+TEST_CASE("tree pricer: a slow NIC paces an interior node's four flows, a root's two") {
+  // 8 hosts, one replica each, flat sync run as NCCL's trees (routes.tree).
+  // An edge from a to b leaves through "out<a>" and arrives through
+  // "in<b>". Over 8 nodes tree 0 is 0 <- 4 <- {2, 6}, 2 <- {1, 3},
+  // 6 <- {5, 7}, and tree 1 its mirror (r -> 7 - r): every node but the
+  // two roots (positions 0 and 7) is interior in one tree, with 3 tree-edge
+  // flows out there and 1 in the other: 4 flows on its NIC each way; a
+  // root has 1 + 1 = 2.
+  Fixture f;
+  f.caps.ring_routes.edge_links = [](int, int from, int to) {
+    return std::vector<std::string>{"out" + std::to_string(from), "in" + std::to_string(to)};
+  };
+  f.caps.ring_routes.tree = [](int) { return true; };
+  ParallelPlan p = Fixture::plan();
+  p.dp = 8;
+  const std::vector<int> identity{0, 1, 2, 3, 4, 5, 6, 7};
+  // Host 3's NIC out at half rate: its 4 flows take as long as 8 at full
+  // rate against the busiest healthy link's 4: 2x.
+  RingPricer slow_nic(p, 0, f.caps.ring_routes, {{"out3", 0.5}});
+  CHECK(slow_nic.shape() == std::string("tree"));
+  CHECK(slow_nic.score(identity).worst == doctest::Approx(2.0));
+  CHECK(slow_nic.score(identity).paced == doctest::Approx(8.0));
+  // At the front of the order host 3 is tree 0's root: 2 flows / 0.5 = 4,
+  // no slower than any interior node's 4 at full rate.
+  CHECK(slow_nic.score({3, 1, 2, 0, 4, 5, 6, 7}).worst == doctest::Approx(1.0));
+  const std::vector<int> found = slow_nic.search(identity, 32);
+  CHECK((found.front() == 3 || found.back() == 3));
+  CHECK(slow_nic.score(found).worst == doctest::Approx(1.0));
+  // A tenant filling 90% of "in5": one flow would get max(0.1, 1/2) of it;
+  // node 5's 4 flows get 4/5 together: 4 / 0.8 = 5 against 4, 1.25x.
+  RingPricer loaded(p, 0, f.caps.ring_routes, {{"in5", LinkShare{1.0, 0.1}}});
+  CHECK(loaded.score(identity).worst == doctest::Approx(1.25));
+  // The same load under rings (one flow an edge): 1 / 0.5 = 2x.
+  f.caps.ring_routes.tree = {};
+  RingPricer ring(p, 0, f.caps.ring_routes, {{"in5", LinkShare{1.0, 0.1}}});
+  CHECK(ring.shape() == std::string("ring"));
+  CHECK(ring.score(identity).worst == doctest::Approx(2.0));
 }

@@ -156,6 +156,29 @@ TEST_CASE("parse_nccl_algo names the four choices and nothing else") {
   CHECK(a == NcclAlgo::Nvls);
 }
 
+TEST_CASE(
+    "a fabric's pinned algorithm (cluster.nccl_algo, NCCL_ALGO) rules where the call says auto") {
+  // 16 nodes, one rank each, 64 MiB: the tuner picks the tree (parashift
+  // collectives --nodes 16 --gpus-per-node 1); pinned to ring the same
+  // auto call runs the ring, as an explicit Ring does.
+  GroupLinks g;
+  g.ranks = 16;
+  g.intra_Bps = 450e9;
+  g.inter_Bps = 50e9;
+  const double bytes = 64.0 * (1 << 20);
+  CHECK(nccl_collective(NcclFabric{}, CollectiveKind::AllReduce, bytes, g).algo == NcclAlgo::Tree);
+  NcclFabric ring;
+  ring.algo = NcclAlgo::Ring;
+  const NcclTime pinned = nccl_collective(ring, CollectiveKind::AllReduce, bytes, g);
+  CHECK(pinned.algo == NcclAlgo::Ring);
+  CHECK(pinned.time_ns ==
+        nccl_collective(NcclFabric{}, CollectiveKind::AllReduce, bytes, g, NcclAlgo::Ring).time_ns);
+  // NCCL_ALGO's spellings, for the CUDA executor's environment.
+  CHECK(std::string(nccl_algo_env(NcclAlgo::Ring)) == "Ring");
+  CHECK(std::string(nccl_algo_env(NcclAlgo::Nvls)) == "NVLS");
+  CHECK(std::string(nccl_algo_env(NcclAlgo::Auto)).empty());
+}
+
 TEST_CASE("group_placement follows the tp-cp-dp-pp rank order") {
   ParallelPlan p;
   p.tp = 2;

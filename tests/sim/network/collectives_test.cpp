@@ -4,10 +4,10 @@
 #include <stdexcept>
 
 #include "../test_topologies.hpp"
+#include "core/cost/nccl_tree.hpp"
 #include "network_topologies.hpp"
 #include "sim/collective.hpp"
 #include "sim/network/collectives.hpp"
-#include "sim/network/double_tree.hpp"
 
 using namespace parashift;
 using core::CollectiveKind;
@@ -127,14 +127,14 @@ TEST_CASE("hierarchical beats ring all-reduce on 2 DGX H100 nodes") {
 
 TEST_CASE("double binary tree: NCCL's trees") {
   // Tree 0 over 8 ranks: 0 <- 4 <- {2, 6}, 2 <- {1, 3}, 6 <- {5, 7}.
-  const auto trees = sim::nccl_double_binary_tree(8);
+  const auto trees = core::nccl_double_binary_tree(8);
   CHECK(trees[0].parent == std::vector<int>{-1, 2, 4, 2, 0, 6, 4, 6});
   CHECK(trees[0].height == 3);
   // Tree 1 mirrors (r -> 7 - r): root 7; the odd leaves of tree 0 are inner here.
   CHECK(trees[1].parent == std::vector<int>{1, 3, 1, 7, 5, 3, 5, -1});
   // Odd n shifts by one instead: tree 0 over 3 ranks is 0 <- 2 <- 1;
   // shifted (r -> r+1): 1 <- 0 <- 2.
-  const auto odd = sim::nccl_double_binary_tree(3);
+  const auto odd = core::nccl_double_binary_tree(3);
   CHECK(odd[0].parent == std::vector<int>{-1, 2, 0});
   CHECK(odd[1].parent == std::vector<int>{1, -1, 0});
 }
@@ -200,8 +200,7 @@ TEST_CASE("all-to-all: rounds of shifted pairs vs all pairs at once") {
   const sim::CollectiveSpec ring{CollectiveKind::AllToAll, CollectiveAlgorithm::Ring, 1.2e9,
                                  iota(4)};
   CHECK(run_alone(t, ring) == 3 * 3'002'000);
-  CHECK(run_alone(t, ring) ==
-        sim::ring_wire_ns(paths, CollectiveKind::AllToAll, 1.2e9, iota(4)));
+  CHECK(run_alone(t, ring) == sim::ring_wire_ns(paths, CollectiveKind::AllToAll, 1.2e9, iota(4)));
   // All pairs: 12 flows; every uplink and downlink carries 3 -> 33.3 GB/s each;
   // 300 MB / 33.3 GB/s = 9 ms, latency paid once: 9 ms + 2 us.
   const sim::CollectiveSpec pairs{CollectiveKind::AllToAll, CollectiveAlgorithm::AllPairs, 1.2e9,

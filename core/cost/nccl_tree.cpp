@@ -1,9 +1,11 @@
-#include "sim/network/double_tree.hpp"
+#include "core/cost/nccl_tree.hpp"
 
 #include <algorithm>
-#include "core/assert.hpp"
 
-namespace parashift::sim {
+#include "core/assert.hpp"
+#include "core/cost/grad_sync.hpp"
+
+namespace parashift::core {
 namespace {
 
 int btree_parent(int rank, int ranks) {
@@ -54,4 +56,23 @@ std::array<RankTree, 2> nccl_double_binary_tree(int ranks) {
   return trees;
 }
 
-}  // namespace parashift::sim
+TreeFlows nccl_tree_flows(const std::vector<int>& ring, const std::function<int(int)>& host_of) {
+  TreeFlows out;
+  for (const std::vector<int>& nodes : scope_rings(ring, SyncScope::InterNode, host_of)) {
+    const int n = static_cast<int>(nodes.size());
+    if (n < 2) continue;
+    ++out.channels;
+    for (const RankTree& tree : nccl_double_binary_tree(n))
+      for (int r = 0; r < n; ++r) {
+        const int up = tree.parent[static_cast<std::size_t>(r)];
+        if (up < 0) continue;
+        out.pairs.emplace_back(nodes[static_cast<std::size_t>(r)],
+                               nodes[static_cast<std::size_t>(up)]);
+        out.pairs.emplace_back(nodes[static_cast<std::size_t>(up)],
+                               nodes[static_cast<std::size_t>(r)]);
+      }
+  }
+  return out;
+}
+
+}  // namespace parashift::core
