@@ -25,8 +25,11 @@ std::vector<std::vector<int>> scope_rings(const topo::Topology& topology,
 
 namespace {
 
-void note_algo(const GradSyncRun& run, bool tree) {
-  if (run.ran_tree != nullptr && tree) *run.ran_tree = true;
+// One collective of `bytes` a rank that crossed nodes ran in `tree` shape or not.
+void note_shape(const GradSyncRun& run, double bytes, bool tree) {
+  if (run.shape == nullptr) return;
+  run.shape->bytes += bytes;
+  if (tree) run.shape->tree_bytes += bytes;
 }
 
 core::CollectiveKind ring_kind(core::CollectiveKind kind) {
@@ -59,13 +62,15 @@ void run_step(const std::shared_ptr<SyncState>& s, std::size_t at) {
   const core::CollectiveKind kind = ring_kind(step.call.kind);
   if (s->run.network != nullptr) {
     auto left = std::make_shared<std::size_t>(groups.size());
-    for (const auto& g : groups)
-      note_algo(s->run, start_collective_coflow(
-                            *s->run.network, s->run.fabric, kind, step.call.bytes, g, s->hash,
-                            [s, left, at](TimeNs) {
-                              if (--*left == 0) run_step(s, at + 1);
-                            },
-                            core::TrafficClass::GradSync));
+    for (const auto& g : groups) {
+      const bool tree = start_collective_coflow(
+          *s->run.network, s->run.fabric, kind, step.call.bytes, g, s->hash,
+          [s, left, at](TimeNs) {
+            if (--*left == 0) run_step(s, at + 1);
+          },
+          core::TrafficClass::GradSync);
+      if (step.scope != core::SyncScope::IntraNode) note_shape(s->run, step.call.bytes, tree);
+    }
   } else {
     TimeNs longest = 0;
     for (const auto& g : groups)
@@ -104,13 +109,15 @@ void start_bucket_sync(const GradSyncRun& run, const BucketSyncJob& job, core::C
     // One ring per tensor-parallel rank, all at once: shared links see all of them.
     auto left = std::make_shared<std::size_t>(rings.size());
     auto done = std::make_shared<std::function<void(TimeNs)>>(std::move(on_done));
-    for (const auto& ring : rings)
-      note_algo(run, start_collective_coflow(
-                         *run.network, run.fabric, kind, bytes, ring, flow_hash,
-                         [left, done](TimeNs end) {
-                           if (--*left == 0) (*done)(end);
-                         },
-                         core::TrafficClass::GradSync));
+    for (const auto& ring : rings) {
+      const bool tree = start_collective_coflow(
+          *run.network, run.fabric, kind, bytes, ring, flow_hash,
+          [left, done](TimeNs end) {
+            if (--*left == 0) (*done)(end);
+          },
+          core::TrafficClass::GradSync);
+      note_shape(run, bytes, tree);
+    }
   } else {
     Kernel& kernel = run.kernel;
     const TimeNs d = ring_collective_ns(run.paths, run.fabric, kind, bytes, rings[0]);

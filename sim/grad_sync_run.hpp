@@ -21,14 +21,22 @@
 
 namespace parashift::sim {
 
+/// The bytes a group's sync sent between nodes, and those it sent as NCCL's
+/// trees (the flow network's nccl_coflow.hpp; the closed form prices
+/// without a shape): NCCL's tuner picks by size, so a group's large buckets
+/// may run as rings and its small last one as trees.
+struct SyncShape {
+  double bytes = 0;
+  double tree_bytes = 0;
+  bool mostly_tree() const { return bytes > 0 && 2 * tree_bytes >= bytes; }
+};
+
 struct GradSyncRun {
   Kernel& kernel;
   FlowNetwork* network = nullptr;  // none: closed-form rings on idle links
   const PathModel& paths;
   const core::NcclFabric& fabric;
-  /// Set when a collective ran as NCCL's tree between nodes (the flow
-  /// network's nccl_coflow.hpp; the closed form prices without a shape).
-  bool* ran_tree = nullptr;
+  SyncShape* shape = nullptr;  // where to count the shapes the collectives ran in
 };
 
 /// Starts the steps now on `rings` (each a data-parallel ring of GPUs);

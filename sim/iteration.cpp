@@ -380,7 +380,7 @@ class IterationSim {
       g.streaming = false;
       pump(g);
     };
-    start_bucket_sync({kernel_, network_, paths_, fabric_, &g.ran_tree},
+    start_bucket_sync({kernel_, network_, paths_, fabric_, &g.shape},
                       {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, kind,
                       bucket.bytes, g.tp_rings, static_cast<std::uint64_t>(g.index), done);
   }
@@ -442,7 +442,7 @@ class IterationSim {
     for (const DpGroup& g : groups_) {
       r.dp_sync_ns = std::max(r.dp_sync_ns, g.busy_ns);
       r.dp_group_busy_ns.push_back(g.busy_ns);
-      r.dp_group_tree.push_back(g.ran_tree);
+      r.dp_group_tree.push_back(g.shape.mostly_tree());
     }
     if (own_network_) r.links = link_uses(*own_network_);  // not a shared one's
     if (background_) background_->collect(r);

@@ -124,7 +124,8 @@ struct IterationResult {
   std::vector<WorkerStats> workers;      // index: cp_rank + cp * (replica + dp * stage)
   TimeNs dp_sync_ns = 0;                 // busiest data-parallel group's total collective time
   std::vector<TimeNs> dp_group_busy_ns;  // each group's (index: cp_rank + cp * stage)
-  std::vector<char> dp_group_tree;       // each group's: its sync ran NCCL's trees between nodes
+  std::vector<char>
+      dp_group_tree;  // each group's: most of its sync's bytes between nodes ran as trees
   double model_flops = 0;
   double mfu = 0;
   double tokens_per_s = 0;

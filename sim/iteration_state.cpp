@@ -77,7 +77,7 @@ void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
     g.deferred_running = true;
     const TimeNs start = run.kernel.now();
     GradSyncRun group_run = run;
-    group_run.ran_tree = &g.ran_tree;
+    group_run.shape = &g.shape;
     start_deferred_sync(group_run, job,
                         workers[static_cast<std::size_t>(g.members[0])].params_on_gpu, g.tp_rings,
                         static_cast<std::uint64_t>(g.index), [&g, start, done](TimeNs end) {

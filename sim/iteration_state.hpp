@@ -66,7 +66,6 @@ struct Worker {
   std::vector<int> inflight;       // per chunk
   double activation_bytes = 0;
   TimeNs busy_ns = 0;
-  bool ran_tree = false;          // a sync collective ran as NCCL's trees between nodes
   bool deferred_running = false;  // delayed sync: the last iteration's steps, from time 0
   TimeNs tp_forward_ns_per_layer = 0, tp_backward_ns_per_layer = 0;
   TimeNs cp_forward_ns_per_layer = 0, cp_backward_ns_per_layer = 0;
@@ -101,7 +100,7 @@ struct DpGroup {
   bool streaming = false;    // a bucket's collective is running
   bool waiting = false;      // a wake-up for the front bucket is scheduled
   TimeNs busy_ns = 0;
-  bool ran_tree = false;          // a sync collective ran as NCCL's trees between nodes
+  SyncShape shape;                // the shapes its collectives between nodes ran in
   bool deferred_running = false;  // delayed sync: the last iteration's steps, from time 0
   // FSDP: per chunk, one layer's gather and reduce-scatter and the chunk's
   // embedding/head parameters' (core/cost/fsdp.hpp); the members waiting to

@@ -20,7 +20,7 @@
 // the group; hierarchical and delayed over one rail between nodes,
 // core::scope_rings): each collective's flows load the links their routes
 // cross (a ring one flow an edge; a tree's interior node four on its NIC,
-// its roots two), and it runs at the pace of its busiest link for the
+// a root two or three), and it runs at the pace of its busiest link for the
 // share it gets there: its slowdown is max over links of flows / share over
 // max over links of flows, so a congested link carrying fewer of its flows
 // than its busiest link slows it less, or not at all. A group's sync runs

@@ -234,9 +234,9 @@ const char* nccl_algo_env(NcclAlgo algo) {
     case NcclAlgo::Ring:
       return "Ring";
     case NcclAlgo::Tree:
-      return "Tree";
+      return "allreduce:tree";
     case NcclAlgo::Nvls:
-      return "NVLS";
+      return "allreduce:nvls,nvlstree";
   }
   return "";
 }

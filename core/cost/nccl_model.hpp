@@ -27,7 +27,11 @@ const char* to_string(NcclAlgo algo);
 const char* to_string(NcclProto proto);
 /// "auto", "ring", "tree", "nvls"; false (and `out` untouched) for anything else.
 bool parse_nccl_algo(const std::string& text, NcclAlgo& out);
-/// NCCL_ALGO's spelling of `algo` ("Ring", "Tree", "NVLS"); "" for Auto.
+/// NCCL_ALGO's value pinning `algo` as the model does (NCCL >= 2.24's
+/// per-collective syntax): "Ring" for every collective; "allreduce:tree"
+/// and "allreduce:nvls,nvlstree" for the all-reduce alone, since tree and
+/// NVLS run nothing else and NCCL no longer falls back to ring for a
+/// collective its NCCL_ALGO leaves no algorithm; "" for Auto.
 const char* nccl_algo_env(NcclAlgo algo);
 
 /// The per-fabric parameters: few, physical, each with its published source

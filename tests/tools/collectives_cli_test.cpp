@@ -164,3 +164,25 @@ TEST_CASE("collectives --backend hw: bad input is one line naming the option, ex
       "--backend hw: measures the collective over the ranks mpirun started", "--iters"};
   check_bad({"collectives", "--backend", "hw"}, bad, names);
 }
+
+TEST_CASE("collectives: a scenario's cluster.nccl_algo pins the fabric, --algo overrides it") {
+  // scenarios/shared-links.yaml pins rings (cluster.nccl_algo: ring). 64 MiB
+  // over its 16 nodes: the all-reduce runs as a ring; --algo tree overrides
+  // the pin. Send/recv has no algorithm to pin: it runs, as NCCL_ALGO=Ring
+  // leaves point-to-point alone, instead of refusing an --algo never given.
+  const std::string scenario = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/shared-links.yaml";
+  const auto pinned =
+      run_parashift({"collectives", scenario, "--op", "all_reduce", "-b", "64M", "-e", "64M"});
+  INFO(pinned.err);
+  REQUIRE(pinned.status == 0);
+  CHECK(pinned.out.find("--algo auto (cluster.nccl_algo ring)") != std::string::npos);
+  CHECK(pinned.out.find(" ring/") != std::string::npos);
+  const auto tree = run_parashift(
+      {"collectives", scenario, "--op", "all_reduce", "-b", "64M", "-e", "64M", "--algo", "tree"});
+  REQUIRE(tree.status == 0);
+  CHECK(tree.out.find(" tree/") != std::string::npos);
+  const auto p2p = run_parashift(
+      {"collectives", scenario, "--op", "sendrecv", "--ranks", "2", "-b", "1M", "-e", "1M"});
+  INFO(p2p.err);
+  CHECK(p2p.status == 0);
+}

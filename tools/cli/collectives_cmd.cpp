@@ -242,17 +242,21 @@ void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
 
   topo::Topology topology;
   core::DeviceSpec device;
+  core::NcclAlgo pinned = core::NcclAlgo::Auto;  // the scenario's cluster.nccl_algo
   if (!o.scenario.empty()) {
     core::Scenario s = core::load_scenario(o.scenario);
     topology = std::move(s.topology);
     device = s.device;
-    if (algo == core::NcclAlgo::Auto) algo = s.nccl_algo;  // --algo over cluster.nccl_algo
+    pinned = s.nccl_algo;
   } else {
     device = core::device_preset(o.device);
     topology = build_topology(o);
   }
-  // The pinned algorithm is the fabric's: the simulator's flows take its shape.
-  const core::ClusterView cluster = core::cluster_view_of(topology, device, algo);
+  // The fabric pins --algo, else the scenario's cluster.nccl_algo (falling
+  // back to ring where the collective has no such algorithm, as NCCL_ALGO
+  // does): the simulator's flows take the algorithm's shape.
+  const core::ClusterView cluster =
+      core::cluster_view_of(topology, device, algo != core::NcclAlgo::Auto ? algo : pinned);
   const std::string& device_name = device.name;
   const Group g = group_of(o, cluster, kind);
   const core::GroupLinks links = core::group_links(cluster, g.ranks, g.ranks_per_node);
@@ -266,7 +270,11 @@ void run_collectives(const CollectivesOptions& o, CliContext& ctx) {
   out << "# parashift collectives: " << o.op << " on " << g.ranks << " ranks (" << links.nodes()
       << " nodes x " << g.ranks_per_node << " GPUs), " << device_name << ", NCCL model"
       << (simulate ? " on the simulator's max-min network" : "") << ", --algo "
-      << core::to_string(algo) << "\n";
+      << core::to_string(algo)
+      << (algo == core::NcclAlgo::Auto && pinned != core::NcclAlgo::Auto
+              ? std::string(" (cluster.nccl_algo ") + core::to_string(pinned) + ")"
+              : std::string())
+      << "\n";
   out << "#       size         count      type      time     algbw     busbw  algorithm\n";
   out << "#        (B)    (elements)                (us)    (GB/s)    (GB/s)\n";
   const std::vector<int> gpus = group_gpus(g, cluster.gpus_per_node);

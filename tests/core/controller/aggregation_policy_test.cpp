@@ -246,6 +246,28 @@ TEST_CASE("ring pricer: a ring with two slow edges is mended one swap at a time"
   CHECK_FALSE(has_edge(found, 5, 6));
 }
 
+TEST_CASE("ring pricer: a ring's own flows colliding on a link set its healthy pace") {
+  // 4 hosts, flat rings; edges 0->1 and 2->3 both cross link "s" (ECMP put
+  // them on one spine) besides their own "a-b" links. A tenant fills 80%
+  // of s: one flow would keep max(0.2, 1/2), the ring's two keep 2/3
+  // together, 2 / (2/3) = 3 against the 2 they had healthy: 1.5x.
+  Fixture f;
+  f.caps.ring_routes.edge_links = [](int, int from, int to) {
+    std::vector<std::string> links{std::to_string(from) + "-" + std::to_string(to)};
+    if ((from == 0 && to == 1) || (from == 2 && to == 3)) links.push_back("s");
+    return links;
+  };
+  RingPricer pricer(Fixture::plan(), 0, f.caps.ring_routes, {{"s", LinkShare{1.0, 0.2}}});
+  const RingsScore s = pricer.score({0, 1, 2, 3});
+  CHECK(s.worst == doctest::Approx(1.5));
+  CHECK(s.paced == doctest::Approx(3.0));
+  // Link 1-2 at half its rate too: its one flow paces at 2, no slower than
+  // the two on s healthy: the ring's pace is still s's 3.
+  RingPricer both(Fixture::plan(), 0, f.caps.ring_routes,
+                  {{"s", LinkShare{1.0, 0.2}}, {"1-2", 0.5}});
+  CHECK(both.score({0, 1, 2, 3}).paced == doctest::Approx(3.0));
+}
+
 TEST_CASE("tree pricer: a slow NIC paces an interior node's four flows, a root's two") {
   // 8 hosts, one replica each, flat sync run as NCCL's trees (routes.tree).
   // An edge from a to b leaves through "out<a>" and arrives through

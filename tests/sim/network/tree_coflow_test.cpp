@@ -62,6 +62,14 @@ TEST_CASE("NCCL's tree flows: a double binary tree per channel over the ring's h
   const core::TreeFlows g =
       core::nccl_tree_flows({40, 41, 30, 31, 20, 21, 10, 11}, [](int id) { return id / 10; });
   CHECK(std::find(g.pairs.begin(), g.pairs.end(), std::make_pair(20, 40)) != g.pairs.end());
+  // Over an odd count tree 1 is tree 0 shifted by one, not mirrored: over
+  // 5 nodes tree 0 is 0 <- 4 <- 2 <- {1, 3}, tree 1 is 1 <- 0 <- 3 <- {2, 4};
+  // each node sends (edges it has, both trees) 3, 2, 4, 4, 3 flows: the
+  // second node, not the last, is the other light one.
+  const core::TreeFlows odd = core::nccl_tree_flows({0, 1, 2, 3, 4}, [](int id) { return id; });
+  std::vector<int> out(5, 0);
+  for (const auto& [from, to] : odd.pairs) ++out[static_cast<std::size_t>(from)];
+  CHECK(out == std::vector<int>{3, 2, 4, 4, 3});
   // One host: no tree between nodes.
   CHECK(core::nccl_tree_flows({10, 11}, [](int id) { return id / 10; }).channels == 0);
 }
