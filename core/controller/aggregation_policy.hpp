@@ -124,7 +124,7 @@ class RingPricer {
   /// rank): a ring's neighbours, or each tree edge both ways.
   std::vector<std::vector<std::pair<int, int>>> collectives(const std::vector<int>& order) const;
 
-  const ParallelPlan& plan_;
+  ParallelPlan plan_;  // a copy: a pricer outlives the temporary it may be built from
   int group_;
   const Capabilities::RingRoutes& routes_;
   bool tree_ = false;                                      // the group runs NCCL's trees
