@@ -48,6 +48,9 @@ if [[ $which == all || $which == asan ]]; then
     -E "$mpirun_tests|^tools\.scenario_mutation$"
   stage "asan tests under mpirun" env ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE timing -R "$mpirun_tests"
+  # CI's disk is the machine's, shared and sometimes nearly full: a passed
+  # stage's build (some GB with debug info) goes before the next is built.
+  if [[ ${PARASHIFT_CI:-0} == 1 ]]; then rm -rf build-asan; fi
 fi
 
 if [[ $which == all || $which == tsan ]]; then
@@ -62,4 +65,5 @@ if [[ $which == all || $which == tsan ]]; then
   # The contract on threaded executor ranks: its recovery case restarts them.
   stage "tsan executor contract" "${run[@]}" build-tsan/tests/hw/test_hw_policy \
     -tc="*contract*,*recovery*"
+  if [[ ${PARASHIFT_CI:-0} == 1 ]]; then rm -rf build-tsan; fi
 fi

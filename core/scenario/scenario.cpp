@@ -141,7 +141,7 @@ Scenario parse_scenario(const std::string& yaml_text, const fs::path& file,
   read_cluster(top, s, dir);
 
   YamlFields training = top.map("training");
-  read_training(training, s);
+  read_training(training, s, dir);
 
   if (options.plan_optional && !top.has("plan")) {
     top.allow("plan");

@@ -37,6 +37,11 @@ struct TrainingSpec {
   int global_batch = 0;  // sequences per iteration
   int seq_len = 0;
   Precision precision = Precision::Bf16;
+  /// `training.text`: a text file (resolved against the scenario's
+  /// directory) the executor trains a character-level language model on
+  /// (hw/model/text_task.hpp); empty: its synthetic data. The simulator's
+  /// times do not depend on the data and do not read it.
+  std::string text;
 };
 
 struct RunSpec {

@@ -194,7 +194,7 @@ void read_cluster(YamlFields& top, Scenario& s, const fs::path& dir) {
   if (!groups.empty()) s.device_groups = place_groups(groups, s.topology, cluster.where("groups"));
 }
 
-void read_training(YamlFields& training, Scenario& s) {
+void read_training(YamlFields& training, Scenario& s, const fs::path& dir) {
   s.training.global_batch = training.positive_int("global_batch");
   s.training.seq_len = training.positive_int("seq_len");
   // Bounds that keep every simulated time inside int64 nanoseconds: 16M
@@ -219,6 +219,13 @@ void read_training(YamlFields& training, Scenario& s) {
     } catch (const InputError& e) {
       training.fail("precision", e.what());
     }
+  }
+  if (auto text = training.optional_string("text")) {
+    const fs::path file = (dir / *text).lexically_normal();
+    if (!fs::is_regular_file(file))
+      training.fail("text",
+                    "expected a readable text file, found no file at '" + file.string() + "'");
+    s.training.text = file.string();
   }
   training.reject_unknown();
   if (s.training.precision == Precision::Fp8 && s.device.peak_fp8_flops_per_s <= 0) {

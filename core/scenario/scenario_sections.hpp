@@ -24,7 +24,7 @@ ModelSpec read_model(YamlFields& root, const std::string& file, const std::files
 /// `cluster:` of `top`: device or groups, topology (generated or loaded), truth.
 void read_cluster(YamlFields& top, Scenario& s, const std::filesystem::path& dir);
 /// `training:` (s.device set first: fp8 needs FP8 tensor cores).
-void read_training(YamlFields& training, Scenario& s);
+void read_training(YamlFields& training, Scenario& s, const std::filesystem::path& dir);
 /// `plan:` of `top` for s.model, s.training and s.topology. Under
 /// options.plan_optional a plan that does not fit is recorded in
 /// s.plan_problem, not refused.

@@ -55,7 +55,7 @@ SharedJob read_job(const YamlFields& top, const YAML::Node& element, std::size_t
   s.name = job.optional_string("name").value_or("job" + std::to_string(i));
   s.model = read_model(job, s.file, dir);
   YamlFields training = job.map("training");
-  read_training(training, s);
+  read_training(training, s, dir);
   ScenarioOptions options;
   options.plan_sets_gpus = true;
   read_plan(job, training, s, options);

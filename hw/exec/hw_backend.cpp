@@ -21,7 +21,6 @@
 #include "hw/device/host_kernels.hpp"
 #include "hw/exec/step_counters.hpp"
 #include "hw/model/layer_ops.hpp"
-#include "hw/model/synthetic_data.hpp"
 
 namespace parashift::hw {
 
@@ -101,6 +100,7 @@ HwBackend::HwBackend(const core::ModelSpec& model, int seq_len, std::uint64_t se
     throw core::InputError("ranks_per_node=" + std::to_string(ranks_per_node()) +
                            " does not divide the job's " + std::to_string(world.size()) + " ranks");
   shape_.seq_len = seq_len;
+  if (options_.text) text_embedding_ = options_.text->embedding(model_.hidden, seed_);
   setup();
   const std::vector<int> offsets = core::offsets_of(layers_per_stage_);
   for (int chunk = 0; chunk < plan.virtual_stages; ++chunk) {
@@ -202,26 +202,6 @@ DeviceStash HwBackend::take_stash() {
   return take_spare(free_stash_, [&] { return DeviceStash(*kernels_, shape_, plan_.recompute); });
 }
 
-const float* HwBackend::sample(int micro_batch, bool target, DeviceBuffer& scratch) {
-  auto& resident = target ? resident_targets_ : resident_inputs_;
-  if (const auto it = resident.find(micro_batch); it != resident.end()) return it->second.data();
-  const Matrix host = target ? micro_batch_target(shape_, seed_, micro_batch)
-                             : micro_batch_input(shape_, seed_, micro_batch);
-  DeviceBuffer* into = &scratch;
-  if (options_.resident_data)
-    into = &resident.emplace(micro_batch, DeviceBuffer(*kernels_, scratch.size())).first->second;
-  // This rank's rows: all of them, or its token shard under sequence parallelism.
-  const std::size_t first_row =
-      shape_.sequence_parallel ? static_cast<std::size_t>(groups_.coord.tp) * scratch.size() : 0;
-  kernels_->upload(std::span<const float>(host.data() + first_row, scratch.size()), into->data());
-  return into->data();
-}
-
-DeviceBuffer& HwBackend::loss_grad(std::size_t micro_batch) {
-  while (loss_grad_.size() <= micro_batch) loss_grad_.emplace_back(*kernels_, activation_.size());
-  return loss_grad_[micro_batch];
-}
-
 core::StepReport HwBackend::run_step(const core::ParallelPlan& plan) {
   if (plan.label() != plan_.label() || plan.global_batch != plan_.global_batch)
     throw std::invalid_argument("hw backend built for plan '" + plan_.label() +
@@ -307,9 +287,6 @@ void HwBackend::run_pipeline(Counters& c) {
       core::offsets_of(micro_batches_)[static_cast<std::size_t>(groups_.coord.dp)];
   const std::size_t activation = activation_.size();  // this rank's tokens x hidden
   const double activation_bytes = static_cast<double>(activation) * 4.0;
-  // The mean over every element of every micro-batch's output.
-  const double loss_denominator =
-      static_cast<double>(shape_.tokens()) * shape_.hidden * all_micro_batches;
 
   core::TimeNs tp_compute_clock_ns = 0;  // tp all-reduces on the compute clock
   SlotGuard* held = nullptr;  // the compute segment's slot, given up around a tp all-reduce
@@ -433,9 +410,7 @@ void HwBackend::run_pipeline(Counters& c) {
                                  activation_.data(), flight.stash.back(), *workspace_, tp);
           }
           if (g == virtual_stages - 1) {
-            const float* target = sample(global_offset + op.micro_batch, true, target_);
-            c.loss += k.squared_error(activation_.data(), target, loss_grad(mb).data(), activation,
-                                      loss_denominator);
+            c.loss += last_stage_loss(global_offset + op.micro_batch, mb, all_micro_batches);
           }
         });
         live_bytes += flight.bytes();

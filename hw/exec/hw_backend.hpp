@@ -1,7 +1,8 @@
 // The executor on real hardware as a core::Backend: one process per rank
 // runs real iterations of the synthetic transformer (the device layer,
 // device/device_layer.hpp, on the rank's DeviceKernels: host memory and
-// Eigen by default, a GPU with CudaKernels) shaped by the ModelSpec and
+// Eigen by default, a GPU with CudaKernels), on synthetic data or a text
+// (HwOptions::text), shaped by the ModelSpec and
 // plan: its pipeline schedule (GPipe, 1F1B, ZB-H1, interleaved 1F1B) with
 // activations sent between stages, tensor parallelism (with or without
 // sequence parallelism), activation recompute, bucketed data-parallel
@@ -30,6 +31,7 @@
 #include "hw/exec/compressed_sync.hpp"
 #include "hw/model/dp_shards.hpp"
 #include "hw/model/optimizer.hpp"
+#include "hw/model/text_task.hpp"
 #include "hw/snapshot/shard_store.hpp"
 
 namespace parashift::hw {
@@ -86,6 +88,10 @@ struct HwOptions {
   /// be the bottleneck; off for the CPU flavour, whose calibrated prediction
   /// counts that work.
   bool resident_data = false;
+  /// The task: none, the synthetic data (model/synthetic_data.hpp); set,
+  /// character-level language modelling on a text (model/text_task.hpp),
+  /// whose windows change every iteration (resident_data is not used).
+  std::shared_ptr<const TextTask> text;
   core::TimeNs counted_unit_ns = 100'000;  // ComputeClock::Counted: one unit of layer work
   /// ComputeClock::Counted only; not owned. The rank's virtual clock
   /// (hw/comm/virtual_time.hpp): its counted compute advances it, and every
@@ -275,8 +281,13 @@ class HwBackend : public core::Backend {
   DeviceOutputGrads take_grads();
   DeviceBuffer& loss_grad(std::size_t micro_batch);
   /// Global micro-batch `micro_batch`'s input (or target) in `activation_`'s
-  /// shape: a resident copy, or made on the host and uploaded into `scratch`.
+  /// shape: a resident copy, or made on the host and uploaded into `scratch`
+  /// (hw_backend_data.cpp).
   const float* sample(int micro_batch, bool target, DeviceBuffer& scratch);
+  /// The loss of global micro-batch `micro_batch` (the last stage's output in
+  /// `activation_`), its gradient into loss_grad(slot); divided so that the
+  /// iteration's `all_micro_batches` sum to the mean.
+  double last_stage_loss(int micro_batch, std::size_t slot, int all_micro_batches);
   void run_pipeline(Counters& counters);
   void all_reduce_gradients(Counters& counters);
   // The distributed optimizer (hw_backend_sharding.cpp).
@@ -337,6 +348,7 @@ class HwBackend : public core::Backend {
   DeviceBuffer shard_block_, shard_pack_;      // this rank's shard of every bucket; dp blocks
   std::vector<DeviceBuffer> loss_grad_;        // per micro-batch, last stage
   std::map<int, DeviceBuffer> resident_inputs_, resident_targets_;  // by global micro-batch
+  Matrix text_embedding_;  // options_.text's frozen embedding (vocab x hidden), when set
   core::TimeNs compute_now_ns() const;
   core::TimeNs counted_ns(double units) const;  // ComputeClock::Counted
   /// Spins until `segment_ns` x (slowdown - 1) more compute-clock time has passed.

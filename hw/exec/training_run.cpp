@@ -85,6 +85,9 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   if (options.virtual_clock != nullptr) now = options.virtual_clock->now_ns();
   const double slowdown = scenario_slowdown(scenario, world.rank(), now);
   options.gradient_norms = options.gradient_norms || scenario.policy.enabled("batch");
+  if (!options.text && !scenario.training.text.empty())
+    options.text =
+        TextTask::load(scenario.training.text, scenario.training.seq_len, "training.text");
   HwBackend backend(scenario.model, scenario.training.seq_len, scenario.run.seed, scenario.plan,
                     options, world);
   backend.set_compute_slowdown(slowdown);

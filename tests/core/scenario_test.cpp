@@ -279,3 +279,18 @@ TEST_CASE("a plan's overrides make the scenario's plan that plan") {
   CHECK(again.plan.order == other.order);
   CHECK(again.plan.sequence_parallel == other.sequence_parallel);
 }
+
+TEST_CASE("training.text: resolved against the scenario's directory, a missing file named") {
+  const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  CHECK(parse_scenario(kBase, file).training.text.empty());  // the synthetic data
+  const Scenario s =
+      parse_scenario(kBase, file, {"training.text=../tests/data/text/coriolanus-1.txt"});
+  CHECK(s.training.text == std::string(PARASHIFT_SOURCE_DIR) + "/tests/data/text/coriolanus-1.txt");
+  CHECK_THROWS_WITH_AS(
+      parse_scenario(kBase, file, {"training.text=no-such.txt"}),
+      doctest::Contains(("training.text (set on the command line): expected a readable text file, "
+                         "found no file at '" +
+                         std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/no-such.txt'")
+                            .c_str()),
+      InputError);
+}

@@ -33,6 +33,8 @@ std::vector<double> train_group(Group& group, const core::ParallelPlan& plan, co
     auto options = tiny_options(run.optimizer, run.job);
     options.ranks_per_node = run.ranks_per_node;
     options.gradient_norms = run.gradient_norms;
+    options.text = run.text;
+    if (run.learning_rate > 0) options.optimizer.learning_rate = run.learning_rate;
     hw::HwBackend backend(run.model, run.seq_len, 3, plan, options, *group[r]);
     for (int i = 0; i < run.iterations; ++i) {
       if (run.before) run.before(backend, i);

@@ -28,6 +28,8 @@ struct GroupRun {
   std::vector<core::StepReport>* reports = nullptr;  // when set: rank 0's step reports
   std::vector<int>* final_layers = nullptr;          // when set: rank 0's split at the end
   bool gradient_norms = false;                       // HwOptions::gradient_norms
+  std::shared_ptr<const hw::TextTask> text;          // HwOptions::text
+  float learning_rate = 0;                           // 0: tiny_options' default
 };
 
 /// Runs body(rank) for ranks 0..ranks-1, each on its own thread; after all
