@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compress/compression_spec.hpp"
 #include "core/directive.hpp"
 #include "core/parallel_plan.hpp"
 #include "core/snapshot/remap.hpp"
@@ -104,6 +105,14 @@ struct GradientNorms {
   int global_batch = 0;  // sequences behind the reduced gradient
 };
 
+/// The share of the gradient a compressor leaves out
+/// (core/compress/compression_fit.hpp), energy-weighted over every rank's
+/// local gradient matrices before the sync.
+struct CompressionFit {
+  CompressionSpec compressor;
+  double left_out = 0;  // in [0, 1]
+};
+
 /// A directive applied between two steps and the time it took: the
 /// executor's wall clock (its slowest rank), the simulator's count.
 struct AppliedCost {
@@ -125,6 +134,9 @@ struct StepReport {
   std::vector<LinkTelemetry> links;
   std::vector<FailureSeen> failures;       // non-empty: the iteration did not complete
   std::optional<GradientNorms> gradients;  // when the backend measures them
+  /// Each probed compressor's fit, on the iterations the backend measures
+  /// them (the executor's HwOptions::compression_probes); empty otherwise.
+  std::vector<CompressionFit> compression_fits;
   /// The directives applied since the previous step, in order, each with
   /// its time; their sum is part of iteration_ns.
   std::vector<AppliedCost> applied;

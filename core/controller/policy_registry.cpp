@@ -109,19 +109,12 @@ void register_builtin_modules(PolicyRegistry& registry) {
         {"topk", KnobKind::Bool, 0, 0, 1, "may choose top-k sparsification"},
         {"threshold", KnobKind::Number, 0.25, 0.01, 1,
          "share of a link's healthy rate lost (tenant load, degradation) that congests it; a "
-         "change of the congested links re-decides at once"}},
+         "change of the congested links re-decides at once"},
+        {"max_left_out", KnobKind::Number, 0.5, 0.01, 1,
+         "most of the gradient's energy a compressor may leave out where the backend measures "
+         "it (the executor); 1: no limit"}},
        [](const ModuleConfig& c) -> std::unique_ptr<PolicyModule> {
-         SyncPolicyOptions o;
-         o.min_improvement = c.knob("min_improvement");
-         o.every = static_cast<int>(c.knob("every"));
-         o.patience = static_cast<int>(c.knob("patience"));
-         o.hierarchical = c.flag("hierarchical");
-         o.delayed = c.flag("delayed");
-         o.int8 = c.flag("int8");
-         o.powersgd = c.flag("powersgd");
-         o.topk = c.flag("topk");
-         o.threshold = c.knob("threshold");
-         return std::make_unique<SyncPolicy>(o);
+         return std::make_unique<SyncPolicy>(sync_policy_options(c));
        }});
   registry.add(
       {"aggregation",

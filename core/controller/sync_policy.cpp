@@ -13,12 +13,7 @@ namespace {
 
 std::vector<std::pair<SyncMode, CompressionSpec>> candidates(const JobModel& job,
                                                              const SyncPolicyOptions& o) {
-  std::vector<CompressionSpec> compressors{CompressionSpec{}};
-  if (o.int8) compressors.push_back(parse_compression("int8"));
-  if (o.powersgd)
-    for (const char* text : {"powersgd:4", "powersgd:16", "powersgd:64"})
-      compressors.push_back(parse_compression(text));
-  if (o.topk) compressors.push_back(parse_compression("topk:0.01"));
+  const std::vector<CompressionSpec> compressors = sync_compressors(o);
   std::vector<SyncMode> modes{SyncMode::Flat};
   if (o.hierarchical) modes.push_back(SyncMode::Hierarchical);
   if (o.delayed) modes.push_back(SyncMode::Delayed);
@@ -34,7 +29,42 @@ std::vector<std::pair<SyncMode, CompressionSpec>> candidates(const JobModel& job
   return out;
 }
 
+std::string percent(double share) {
+  return std::to_string(static_cast<int>(share * 100 + 0.5)) + "%";
+}
+
 }  // namespace
+
+std::vector<CompressionSpec> sync_compressors(const SyncPolicyOptions& o) {
+  std::vector<CompressionSpec> compressors{CompressionSpec{}};
+  if (o.int8) compressors.push_back(parse_compression("int8"));
+  if (o.powersgd)
+    for (const char* text : {"powersgd:4", "powersgd:16", "powersgd:64"})
+      compressors.push_back(parse_compression(text));
+  if (o.topk) compressors.push_back(parse_compression("topk:0.01"));
+  return compressors;
+}
+
+SyncPolicyOptions sync_policy_options(const ModuleConfig& c) {
+  SyncPolicyOptions o;
+  o.min_improvement = c.knob("min_improvement");
+  o.every = static_cast<int>(c.knob("every"));
+  o.patience = static_cast<int>(c.knob("patience"));
+  o.hierarchical = c.flag("hierarchical");
+  o.delayed = c.flag("delayed");
+  o.int8 = c.flag("int8");
+  o.powersgd = c.flag("powersgd");
+  o.topk = c.flag("topk");
+  o.threshold = c.knob("threshold");
+  o.max_left_out = c.knob("max_left_out");
+  return o;
+}
+
+std::optional<double> SyncPolicy::too_lossy(const CompressionSpec& c) const {
+  for (const CompressionFit& f : fits_)
+    if (f.compressor == c && f.left_out > options_.max_left_out) return f.left_out;
+  return std::nullopt;
+}
 
 std::string SyncChoice::label() const {
   return std::string(to_string(sync)) + " + " + to_string(compression);
@@ -94,25 +124,56 @@ void SyncPolicy::run(PolicyContext& context) {
   if (job.cost == nullptr || job.plan.dp < 2 ||
       job.plan.optimizer_sharding != OptimizerSharding::None)
     return;
+  if (context.report != nullptr && !context.report->compression_fits.empty())
+    fits_ = context.report->compression_fits;
   if (network_moved(context)) burst_left_ = options_.every;
   const bool in_burst = burst_left_ > 0;
   if (in_burst) --burst_left_;
   if (!in_burst && context.iteration % options_.every != 0) return;
-  const auto ranked = rank_sync_choices(job, options_, context.calibration,
-                                        context.calibration != nullptr ? 1 : ring_share_);
+  // Priced, then the compressors measured to leave out too much dropped
+  // (the running one stays, to be priced against).
+  std::vector<SyncChoice> ranked;
+  std::optional<SyncChoice> dropped;  // the fastest of them
+  for (SyncChoice& c : rank_sync_choices(job, options_, context.calibration,
+                                         context.calibration != nullptr ? 1 : ring_share_)) {
+    const bool running = c.sync == job.plan.sync && c.compression == job.plan.compression;
+    if (!running && too_lossy(c.compression)) {
+      if (!dropped) dropped = c;
+    } else {
+      ranked.push_back(std::move(c));
+    }
+  }
   if (ranked.empty()) return;
   const auto current = std::find_if(ranked.begin(), ranked.end(), [&](const SyncChoice& c) {
     return c.sync == job.plan.sync && c.compression == job.plan.compression;
   });
-  const SyncChoice& best = ranked.front();
+  // The running compressor measured to leave out too much gives way to the
+  // fastest that does not, whatever the time it saves.
+  const std::optional<double> lossy = too_lossy(job.plan.compression);
+  const SyncChoice& best =
+      lossy && &ranked.front() == &*current && ranked.size() > 1 ? ranked[1] : ranked.front();
   const TimeNs now_ns = current->iteration_ns;
-  const bool pays = &sync_pick(ranked, *current, options_.min_improvement) != &*current;
+  const bool pays = &best != &*current &&
+                    (lossy || &sync_pick(ranked, *current, options_.min_improvement) != &*current);
   const double remaining =
       static_cast<double>(std::max<std::int64_t>(0, job.total_iterations - context.iteration - 1));
   const double gain_s = ns_to_s(now_ns - best.iteration_ns) * remaining;
-  const std::string message = best.label() + " predicted " +
-                              seconds_text(ns_to_s(best.iteration_ns)) + " an iteration against " +
-                              seconds_text(ns_to_s(now_ns)) + " (" + current->label() + ")";
+  std::string message = best.label() + " predicted " + seconds_text(ns_to_s(best.iteration_ns)) +
+                        " an iteration against " + seconds_text(ns_to_s(now_ns)) + " (" +
+                        current->label() + ")";
+  if (lossy)
+    message += "; " + std::string(to_string(job.plan.compression)) + " leaves out " +
+               percent(*lossy) + " of the gradient (max_left_out " +
+               percent(options_.max_left_out) + ")";
+  if (dropped && dropped->iteration_ns < best.iteration_ns) {
+    const std::string note =
+        dropped->label() + " predicted " + seconds_text(ns_to_s(dropped->iteration_ns)) +
+        " but leaves out " + percent(*too_lossy(dropped->compression)) +
+        " of the gradient (max_left_out " + percent(options_.max_left_out) + "): not chosen";
+    if (!(in_burst && note == last_dropped_))
+      context.log.push_back({context.iteration, "sync", note, std::nullopt, false, 0, 0});
+    last_dropped_ = note;
+  }
   if (!pays) {
     // Inside a burst the same rejection is logged once.
     if (&best != &*current && !(in_burst && message == last_rejected_))

@@ -23,6 +23,14 @@
 // inter-node factor follows the measured sync times); otherwise on the
 // presets with the inter-node rate times the share of it the slowest
 // data-parallel ring gets on the congested links (slowest_ring_share).
+//
+// Where the backend measures how much of the real gradients each
+// compressor would leave out (StepReport::compression_fits: the executor,
+// every `every` iterations), a compressor leaving out more than
+// `max_left_out` is not chosen however fast, and one already running that
+// comes to leave out more is replaced by the fastest that does not (after
+// `patience` evaluations, whatever min_improvement says). The simulator
+// has no gradients to measure: there it prices time alone.
 #pragma once
 
 #include <optional>
@@ -30,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "core/controller/policy_config.hpp"
 #include "core/controller/policy_module.hpp"
 
 namespace parashift::core {
@@ -44,7 +53,15 @@ struct SyncPolicyOptions {
   bool powersgd = true;
   bool topk = false;        // pays only at small shares and few ranks (docs/compression.md)
   double threshold = 0.25;  // share of a link's healthy rate lost that congests it
+  /// The most of the gradient's energy a compressor may leave out
+  /// (core/compress/compression_fit.hpp); 1: no limit.
+  double max_left_out = 0.5;
 };
+
+/// The compressors `options` let the module choose, `none` first.
+std::vector<CompressionSpec> sync_compressors(const SyncPolicyOptions& options);
+/// The module's options from its knobs (policy.sync.*).
+SyncPolicyOptions sync_policy_options(const ModuleConfig& config);
 
 /// One candidate and its predicted iteration time.
 struct SyncChoice {
@@ -82,11 +99,15 @@ class SyncPolicy : public PolicyModule {
 
   std::optional<std::string> streak_label_;  // the best change of the last evaluations
   int streak_ = 0;
-  std::set<std::string> congested_;  // links congested at the last iteration
-  double ring_share_ = 1;            // the slowest data-parallel ring's share of its rate
-  int calibration_changes_ = 0;      // the calibration's step changes seen
-  int burst_left_ = 0;               // iterations left that evaluate every iteration
-  std::string last_rejected_;        // the last rejection logged
+  std::set<std::string> congested_;   // links congested at the last iteration
+  double ring_share_ = 1;             // the slowest data-parallel ring's share of its rate
+  int calibration_changes_ = 0;       // the calibration's step changes seen
+  int burst_left_ = 0;                // iterations left that evaluate every iteration
+  std::string last_rejected_;         // the last rejection logged
+  std::string last_dropped_;          // the last too-lossy candidate logged
+  std::vector<CompressionFit> fits_;  // the last measured, if any
+  /// The measured share `c` leaves out, when measured and over max_left_out.
+  std::optional<double> too_lossy(const CompressionSpec& c) const;
 };
 
 }  // namespace parashift::core

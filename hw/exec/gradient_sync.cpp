@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "hw/exec/hw_backend.hpp"
+
+#include "core/compress/compression_fit.hpp"
 #include "hw/exec/step_counters.hpp"
 
 namespace parashift::hw {
@@ -92,6 +94,34 @@ double HwBackend::gradient_sq_sum() const {
       for (float x : host) sum += static_cast<double>(x) * x;
     }
   return sum;
+}
+
+std::vector<HostMatrix> HwBackend::host_gradients() const {
+  kernels_->synchronize();
+  const std::array<int, 4> rows{shape_.hidden, shape_.hidden_local(), shape_.hidden,
+                                shape_.ffn_local()};
+  std::vector<HostMatrix> out;
+  for (const auto& [index, slot] : layers_) {
+    const auto grads = slot.grads.all();
+    for (std::size_t j = 0; j < grads.size(); ++j) {
+      HostMatrix m{rows[j], static_cast<int>(grads[j]->size() / static_cast<std::size_t>(rows[j])),
+                   std::vector<float>(grads[j]->size())};
+      kernels_->download(grads[j]->data(), std::span<float>(m.values));
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+std::vector<double> compression_probe_sums(std::span<const core::CompressionSpec> probes,
+                                           std::span<const HostMatrix> matrices) {
+  std::vector<double> sums(1 + probes.size(), 0.0);
+  for (const HostMatrix& m : matrices) {
+    for (float x : m.values) sums[0] += static_cast<double>(x) * x;
+    for (std::size_t p = 0; p < probes.size(); ++p)
+      sums[1 + p] += core::left_out_sq(probes[p], m.values, m.rows, m.cols);
+  }
+  return sums;
 }
 
 core::GradientNorms HwBackend::gradient_norms(double local_sq_sum, double reduced_sq_sum) const {

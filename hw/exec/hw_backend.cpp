@@ -216,6 +216,11 @@ core::StepReport HwBackend::run_step(const core::ParallelPlan& plan) {
   run_pipeline(counters);
   const bool norms = measures_gradient_norms();
   const double local_sq = norms ? gradient_sq_sum() : 0.0;
+  // The local gradients the compressors' fits are measured on, after the
+  // iteration's time is taken (only the copy is in it).
+  const bool probe = !options_.compression_probes.empty() &&
+                     iteration_ % std::max(1, options_.compression_probe_every) == 0;
+  const std::vector<HostMatrix> probed = probe ? host_gradients() : std::vector<HostMatrix>{};
   const bool sharded = sharded_optimizer();
   if (sharded) {
     reduce_scatter_gradients(counters);
@@ -252,6 +257,14 @@ core::StepReport HwBackend::run_step(const core::ParallelPlan& plan) {
   core::StepReport report = make_report(counters);
   report.applied = std::exchange(applied_, {});
   if (norms) report.gradients = gradient_norms(sums[1], sums[2]);
+  if (probe) {
+    // Every rank's energy and each probe's left-out part of it.
+    std::vector<double> fits = compression_probe_sums(options_.compression_probes, probed);
+    world_.all_reduce_sum(std::span<double>(fits));
+    if (fits[0] > 0)
+      for (std::size_t p = 0; p < options_.compression_probes.size(); ++p)
+        report.compression_fits.push_back({options_.compression_probes[p], fits[1 + p] / fits[0]});
+  }
   report.warmup = !std::exchange(warm_, true);
   ++iteration_;
   return report;

@@ -92,6 +92,12 @@ struct HwOptions {
   /// character-level language modelling on a text (model/text_task.hpp),
   /// whose windows change every iteration (resident_data is not used).
   std::shared_ptr<const TextTask> text;
+  /// Compressors whose fit to this rank's local gradients is measured
+  /// (StepReport::compression_fits, what the `sync` module reads) every
+  /// compression_probe_every iterations: a host copy of the gradients and,
+  /// for PowerSGD, each matrix's singular values.
+  std::vector<core::CompressionSpec> compression_probes;
+  int compression_probe_every = 1;
   core::TimeNs counted_unit_ns = 100'000;  // ComputeClock::Counted: one unit of layer work
   /// ComputeClock::Counted only; not owned. The rank's virtual clock
   /// (hw/comm/virtual_time.hpp): its counted compute advances it, and every
@@ -128,6 +134,16 @@ struct RestoreStats {
   /// sides is not restorable.
   std::vector<std::string> refused;
 };
+
+/// A row-major matrix copied to the host.
+struct HostMatrix {
+  int rows = 0, cols = 0;
+  std::vector<float> values;
+};
+/// The matrices' squared sum, then what each probe leaves out of it
+/// (core::left_out_sq), summed over the matrices.
+std::vector<double> compression_probe_sums(std::span<const core::CompressionSpec> probes,
+                                           std::span<const HostMatrix> matrices);
 
 /// Why the executor does not run `plan` with sequences of `seq_len` tokens
 /// ("plan.<field>: ..."), or empty when it does (the plan's own validity
@@ -274,6 +290,8 @@ class HwBackend : public core::Backend {
   bool measures_gradient_norms() const;
   /// The squared sum of this rank's gradients (a host copy; collective-free).
   double gradient_sq_sum() const;
+  /// This rank's gradient matrices, copied to the host (gradient_sync.cpp).
+  std::vector<HostMatrix> host_gradients() const;
   /// StepReport::gradients from the squared sums over every rank of the
   /// local gradients (before the sync) and the reduced ones.
   core::GradientNorms gradient_norms(double local_sq_sum, double reduced_sq_sum) const;

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "core/controller/batch_policy.hpp"
+#include "core/controller/sync_policy.hpp"
 #include "core/input_error.hpp"
 #include "hw/comm/virtual_time.hpp"
 #include "hw/snapshot/snapshot_plan.hpp"
@@ -85,6 +86,15 @@ TrainingRunResult run_training(const core::Scenario& scenario, const TrainingRun
   if (options.virtual_clock != nullptr) now = options.virtual_clock->now_ns();
   const double slowdown = scenario_slowdown(scenario, world.rank(), now);
   options.gradient_norms = options.gradient_norms || scenario.policy.enabled("batch");
+  // The `sync` module's compressors, measured on the ranks' real gradients
+  // as often as it evaluates (it leaves out those that would send too little).
+  if (const core::ModuleConfig* sync = scenario.policy.find("sync"); sync && sync->enabled) {
+    const core::SyncPolicyOptions o = core::sync_policy_options(*sync);
+    options.compression_probes.clear();
+    for (const core::CompressionSpec& c : core::sync_compressors(o))
+      if (c.enabled()) options.compression_probes.push_back(c);
+    options.compression_probe_every = o.every;
+  }
   if (!options.text && !scenario.training.text.empty())
     options.text =
         TextTask::load(scenario.training.text, scenario.training.seq_len, "training.text");

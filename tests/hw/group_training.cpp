@@ -34,6 +34,8 @@ std::vector<double> train_group(Group& group, const core::ParallelPlan& plan, co
     options.ranks_per_node = run.ranks_per_node;
     options.gradient_norms = run.gradient_norms;
     options.text = run.text;
+    options.compression_probes = run.probes;
+    options.compression_probe_every = run.probe_every;
     if (run.learning_rate > 0) options.optimizer.learning_rate = run.learning_rate;
     hw::HwBackend backend(run.model, run.seq_len, 3, plan, options, *group[r]);
     for (int i = 0; i < run.iterations; ++i) {

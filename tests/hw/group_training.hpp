@@ -30,6 +30,8 @@ struct GroupRun {
   bool gradient_norms = false;                       // HwOptions::gradient_norms
   std::shared_ptr<const hw::TextTask> text;          // HwOptions::text
   float learning_rate = 0;                           // 0: tiny_options' default
+  std::vector<core::CompressionSpec> probes;         // HwOptions::compression_probes
+  int probe_every = 1;                               // HwOptions::compression_probe_every
 };
 
 /// Runs body(rank) for ranks 0..ranks-1, each on its own thread; after all

@@ -97,12 +97,19 @@ nlohmann::json step_json(const core::StepReport& r) {
   for (const auto& g : r.comm)
     comm.push_back(
         {{"group", g.group}, {"kind", g.kind}, {"busy_ns", g.busy_ns}, {"bytes", g.bytes}});
-  return {{"iteration", r.iteration},
-          {"iteration_ns", r.iteration_ns},
-          {"rank_compute_ns", r.rank_compute_ns},
-          {"rank_exposed_comm_ns", r.rank_exposed_comm_ns},
-          {"rank_peak_memory_bytes", r.rank_peak_memory_bytes},
-          {"comm", comm}};
+  nlohmann::json out{{"iteration", r.iteration},
+                     {"iteration_ns", r.iteration_ns},
+                     {"rank_compute_ns", r.rank_compute_ns},
+                     {"rank_exposed_comm_ns", r.rank_exposed_comm_ns},
+                     {"rank_peak_memory_bytes", r.rank_peak_memory_bytes},
+                     {"comm", comm}};
+  // The share of the gradient each probed compressor leaves out (`sync` on the executor).
+  if (!r.compression_fits.empty()) {
+    nlohmann::json fits = nlohmann::json::object();
+    for (const auto& f : r.compression_fits) fits[core::to_string(f.compressor)] = f.left_out;
+    out["compression_left_out"] = fits;
+  }
+  return out;
 }
 
 }  // namespace parashift::tools

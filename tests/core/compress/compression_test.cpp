@@ -3,6 +3,7 @@
 #include <array>
 
 #include "core/compress/compression.hpp"
+#include "core/compress/compression_fit.hpp"
 #include "core/input_error.hpp"
 
 using namespace parashift::core;
@@ -60,4 +61,25 @@ TEST_CASE("sync_calls counts each compressor's bytes on the wire") {
     CHECK(calls[1].kind == CollectiveKind::AllGather);
     CHECK(calls[0].bytes == 524288.0 + 4.0 * 2048);
   }
+}
+
+TEST_CASE("what each compressor leaves out of a matrix") {
+  // x = [[3, 0], [0, 4]]: energy 25.
+  const std::vector<float> x{3, 0, 0, 4};
+  // top-k at 0.25 keeps round(0.25 x 4) = 1 entry, the 4: 9 left out.
+  CHECK(left_out_sq(parse_compression("topk:0.25"), x, 2, 2) == doctest::Approx(9));
+  // Rank 1: singular values 4 and 3, the best rank-1 approximation leaves 3^2.
+  CHECK(left_out_sq(parse_compression("powersgd:1"), x, 2, 2) == doctest::Approx(9));
+  CHECK(left_out_sq(parse_compression("powersgd:2"), x, 2, 2) == doctest::Approx(0).epsilon(1e-9));
+  CHECK(left_out_sq(parse_compression("none"), x, 2, 2) == 0);
+  // int8 in one block of 4: scale 4/127; 4 and 0 are exact, 3 rounds to
+  // code 95 (3 x 127 / 4 = 95.25), 95 x 4 / 127 = 2.99213: (0.00787)^2 left.
+  const double d = 3.0 - 95.0 * 4.0 / 127.0;
+  CHECK(left_out_sq(parse_compression("int8:4"), x, 2, 2) == doctest::Approx(d * d).epsilon(1e-3));
+  // A rank-1 matrix (outer product) is all kept by rank 1.
+  std::vector<float> outer;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 5; ++c) outer.push_back(static_cast<float>((r + 1) * (c - 2)));
+  CHECK(left_out_sq(parse_compression("powersgd:1"), outer, 3, 5) ==
+        doctest::Approx(0).epsilon(1e-6).scale(1));
 }

@@ -67,3 +67,89 @@ TEST_CASE("sync candidates price with the cost model's estimate") {
                                 .total_ns);
   }
 }
+
+namespace {
+
+// One evaluation of the module at `iteration` with `fits` in the report.
+std::vector<Directive> evaluate(SyncPolicy& module, const JobModel& job, std::int64_t iteration,
+                                const std::vector<CompressionFit>& fits,
+                                std::vector<Decision>& log) {
+  StateEstimate state(job.plan, 4);
+  Capabilities caps;
+  std::vector<StragglerFinding> stragglers;
+  std::vector<Directive> directives;
+  StepReport report;
+  report.iteration = iteration;
+  report.compression_fits = fits;
+  PolicyContext context{iteration,  iteration,  job, state,   caps,
+                        stragglers, directives, log, &report, nullptr};
+  module.run(context);
+  return directives;
+}
+
+std::string plan_of(const Directive& d) {
+  const auto& replan = std::get<ReplanDirective>(d.action);
+  return std::string(to_string(replan.plan.sync)) + " + " + to_string(replan.plan.compression);
+}
+
+}  // namespace
+
+TEST_CASE("sync leaves out the compressors measured to send too little of the gradient") {
+  // On 50 Gb/s rails the fastest candidate compresses (above). With every
+  // compressor measured within max_left_out (0.5) the module takes the
+  // fastest after patience (2) evaluations; with that one measured at 0.7
+  // it takes the fastest of the rest and logs the one it left.
+  JobModel job = slow_rails_job(50e9 / 8);
+  const auto all = rank_sync_choices(job, SyncPolicyOptions{}, nullptr);
+  const SyncChoice fastest = all.front();
+  REQUIRE(fastest.compression.enabled());
+  const SyncChoice* next = nullptr;  // the fastest with another compressor
+  for (const SyncChoice& c : all)
+    if (!(c.compression == fastest.compression)) {
+      next = &c;
+      break;
+    }
+  REQUIRE(next != nullptr);
+  std::vector<CompressionFit> fits;
+  for (const char* text : {"int8", "powersgd:4", "powersgd:16", "powersgd:64"})
+    fits.push_back({parse_compression(text), 0.2});
+  {
+    SyncPolicy module{SyncPolicyOptions{}};
+    std::vector<Decision> log;
+    CHECK(evaluate(module, job, 0, fits, log).empty());  // patience: the first of two
+    const auto d = evaluate(module, job, 10, fits, log);
+    REQUIRE(d.size() == 1);
+    CHECK(plan_of(d.front()) == fastest.label());
+  }
+  for (CompressionFit& f : fits)
+    if (f.compressor == fastest.compression) f.left_out = 0.7;
+  SyncPolicy module{SyncPolicyOptions{}};
+  std::vector<Decision> log;
+  CHECK(evaluate(module, job, 0, fits, log).empty());
+  const auto d = evaluate(module, job, 10, fits, log);
+  REQUIRE(d.size() == 1);
+  CHECK(plan_of(d.front()) == next->label());
+  CHECK(log.front().message.find(fastest.label() + " predicted") == 0);
+  CHECK(log.front().message.find("leaves out 70% of the gradient (max_left_out 50%): not chosen") !=
+        std::string::npos);
+
+  SUBCASE("the running compressor measured over the limit gives way, slower or not") {
+    // The plan runs the fastest; measured at 0.7 it moves to the next
+    // fastest though that is slower (no min_improvement to pass).
+    job.plan.sync = fastest.sync;
+    job.plan.compression = fastest.compression;
+    SyncPolicy running{SyncPolicyOptions{}};
+    std::vector<Decision> l;
+    CHECK(evaluate(running, job, 0, fits, l).empty());
+    const auto moved = evaluate(running, job, 10, fits, l);
+    REQUIRE(moved.size() == 1);
+    CHECK(plan_of(moved.front()) == next->label());
+    CHECK(moved.front().reason.find("leaves out 70% of the gradient") != std::string::npos);
+    CHECK(moved.front().predicted_gain_s < 0);  // slower, as priced
+    // Measured back within the limit, nothing moves it.
+    for (CompressionFit& f : fits) f.left_out = 0.2;
+    SyncPolicy calm{SyncPolicyOptions{}};
+    CHECK(evaluate(calm, job, 0, fits, l).empty());
+    CHECK(evaluate(calm, job, 10, fits, l).empty());
+  }
+}
