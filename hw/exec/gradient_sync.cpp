@@ -14,6 +14,16 @@
 
 namespace parashift::hw {
 
+namespace {
+
+// Rows of the four gradient matrices (LayerTensors::all() order: wqkv, wo,
+// w1, w2) on this tensor-parallel rank; columns are size / rows.
+std::array<int, 4> gradient_rows(const LayerShape& s) {
+  return {s.hidden, s.hidden_local(), s.hidden, s.ffn_local()};
+}
+
+}  // namespace
+
 void HwBackend::all_reduce_gradients(Counters& c) {
   if (plan_.dp == 1) return;
   ScopedTimer timer(c.dp_ns, options_.virtual_clock);
@@ -21,8 +31,7 @@ void HwBackend::all_reduce_gradients(Counters& c) {
   if (compressed_sync_) {
     // Matrix by matrix (hw/exec/compressed_sync.hpp), in backward's order.
     k.synchronize();
-    const std::array<int, 4> rows{shape_.hidden, shape_.hidden_local(), shape_.hidden,
-                                  shape_.ffn_local()};
+    const std::array<int, 4> rows = gradient_rows(shape_);
     for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
       const auto grads = it->second.grads.all();
       for (std::size_t j = 0; j < grads.size(); ++j) {
@@ -98,8 +107,7 @@ double HwBackend::gradient_sq_sum() const {
 
 std::vector<HostMatrix> HwBackend::host_gradients() const {
   kernels_->synchronize();
-  const std::array<int, 4> rows{shape_.hidden, shape_.hidden_local(), shape_.hidden,
-                                shape_.ffn_local()};
+  const std::array<int, 4> rows = gradient_rows(shape_);
   std::vector<HostMatrix> out;
   for (const auto& [index, slot] : layers_) {
     const auto grads = slot.grads.all();
