@@ -91,13 +91,27 @@ double SnapshotRun::restore(core::RecoveryPlan& plan, TimeNs now, bool& state_lo
   // A rank moved alone (faults.replace gpu) splits its tensor-parallel
   // group over two hosts, and a host's ranks on a spare host in another
   // rack leave their leaves: the iteration from now on is the split or
-  // moved one's. Only the moved ranks can have changed (set_plan looks at all).
-  bool split = split_, off = off_rack_;
+  // moved one's. A move can also end a split or a stay off the rack (the
+  // group's other rank follows it to the spare host; a rank moves back to
+  // a spare in its rack): only the moved ranks' groups can have changed,
+  // either way (set_plan looks at all).
+  const core::RankLayout layout(plan_);
   for (const auto& p : remap.placed) {
-    split = split || group_split(p.rank);
-    off = off || rank_off_rack(p.rank);
+    core::RankCoord c = layout.coord(p.rank);
+    c.tp = 0;
+    if (group_split(layout.rank(c))) {
+      split_groups_.insert(layout.rank(c));
+    } else {
+      split_groups_.erase(layout.rank(c));
+    }
+    if (rank_off_rack(p.rank)) {
+      off_rack_ranks_.insert(p.rank);
+    } else {
+      off_rack_ranks_.erase(p.rank);
+    }
   }
-  if (split != split_ || off != off_rack_) set_plan(plan_, batch_share_);
+  if (split_groups_.empty() == split_ || off_rack_ranks_.empty() == off_rack_)
+    set_plan(plan_, batch_share_);
   if (chosen) {
     const Version& v = version(*chosen);
     std::vector<RestoreFlow> flows;
@@ -144,17 +158,19 @@ bool SnapshotRun::rank_off_rack(int rank) const {
          rack_of[static_cast<std::size_t>(host_of[static_cast<std::size_t>(rank)])];
 }
 
-bool SnapshotRun::off_rack() const {
+bool SnapshotRun::off_rack() {
+  off_rack_ranks_.clear();
   for (int r = 0; r < plan_.gpus(); ++r)
-    if (rank_off_rack(r)) return true;
-  return false;
+    if (rank_off_rack(r)) off_rack_ranks_.insert(r);
+  return !off_rack_ranks_.empty();
 }
 
-bool SnapshotRun::tp_split() const {
+bool SnapshotRun::tp_split() {
+  split_groups_.clear();
   const core::RankLayout layout(plan_);
   for (int r = 0; r < layout.ranks(); ++r)
-    if (layout.coord(r).tp == 0 && group_split(r)) return true;
-  return false;
+    if (layout.coord(r).tp == 0 && group_split(r)) split_groups_.insert(r);
+  return !split_groups_.empty();
 }
 
 void SnapshotRun::add_holders(core::ReplicaMap& map, const Version& v, int rank, int host,

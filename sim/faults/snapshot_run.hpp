@@ -430,10 +430,11 @@ class SnapshotRun {
 
   // Whether some tensor-parallel group's ranks sit on two hosts, or
   // `rank`'s group's (snapshot_restore.cpp).
-  bool tp_split() const;
+  bool tp_split();  // fills split_groups_
   bool group_split(int rank) const;
-  // Whether some rank, or `rank`, runs in a rack other than its GPU's at launch.
-  bool off_rack() const;
+  // Whether some rank (fills off_rack_ranks_), or `rank`, runs in a rack other than its GPU's at
+  // launch.
+  bool off_rack();
   bool rank_off_rack(int rank) const;
 
   // ---- fail-slow episodes (snapshot_slow.cpp) --------------------------------
@@ -451,8 +452,9 @@ class SnapshotRun {
   TimeNs horizon_ns_;
   core::ParallelPlan plan_;
   PlanTiming timing_;
-  bool split_ = false;     // tp_split() when timing_ was set
-  bool off_rack_ = false;  // off_rack() when timing_ was set
+  bool split_ = false;                           // tp_split() when timing_ was set
+  bool off_rack_ = false;                        // off_rack() when timing_ was set
+  std::set<int> split_groups_, off_rack_ranks_;  // tp-0 ranks of split groups; ranks off their rack
   core::RankState state_;
   double share_ = 1;        // work per second of training, in nominal-plan seconds
   double batch_share_ = 1;  // the plan's global batch over the scenario's
