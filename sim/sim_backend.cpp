@@ -15,6 +15,7 @@
 #include "core/snapshot/failure_domains.hpp"
 #include "core/snapshot/rank_state.hpp"
 #include "core/work_split.hpp"
+#include "sim/resize_placement.hpp"
 
 namespace parashift::sim {
 
@@ -64,6 +65,7 @@ SimBackend::SimBackend(const core::Scenario& scenario)
   // no spare (out of the pool from the start, as failed ones are).
   dead_.assign(static_cast<std::size_t>(t.gpu_count()), false);
   repair_at_.assign(static_cast<std::size_t>(t.gpu_count()), 0);
+  up_since_.assign(static_cast<std::size_t>(t.gpu_count()), 0);
   for (int g = 0; g < t.gpu_count(); ++g) {
     const int host = t.host_of_gpu(g);
     place_of_gpu_.push_back({host, domains.rack_of_host[static_cast<std::size_t>(host)]});
@@ -420,17 +422,16 @@ void SimBackend::apply_action(const core::Directive& directive) {
     layers_per_virtual_stage_.clear();  // the next step() takes the new plan
     micro_batches_per_replica_.clear();
     // Ranks keep their GPUs while their number does; another number of
-    // ranks is placed afresh, rank r on the r-th GPU that has not failed.
-    const int ranks = plan_now().gpus();
+    // ranks keeps the whole replicas' GPUs where the shape stays
+    // (sim::resize_placement, as the fault campaigns place them).
+    const int ranks = was.gpus();
     if (ranks != d->plan.gpus()) {
-      gpu_of_rank_.clear();
-      for (int g = 0; g < static_cast<int>(dead_.size()); ++g)
-        if (!dead_[static_cast<std::size_t>(g)]) gpu_of_rank_.push_back(g);
-      if (static_cast<int>(gpu_of_rank_.size()) < d->plan.gpus())
-        throw std::invalid_argument("replan to " + d->plan.label() + ": " +
-                                    std::to_string(d->plan.gpus()) + " ranks, " +
-                                    std::to_string(gpu_of_rank_.size()) + " GPUs left");
-      gpu_of_rank_.resize(static_cast<std::size_t>(d->plan.gpus()));
+      std::vector<int> next = resize_placement(was, placement(ranks), d->plan, dead_);
+      if (next.empty())
+        throw std::invalid_argument(
+            "replan to " + d->plan.label() + ": " + std::to_string(d->plan.gpus()) + " ranks, " +
+            std::to_string(std::count(dead_.begin(), dead_.end(), false)) + " GPUs left");
+      gpu_of_rank_ = std::move(next);
     }
     // The plan the next step runs: what a remap or rebalance applied before
     // it (a failure's recovery, when that step fails) is checked against.

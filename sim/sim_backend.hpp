@@ -207,9 +207,10 @@ class SimBackend : public core::Backend {
   };
   std::vector<GpuFailure> gpu_failures_;  // by time
   std::size_t gpu_failures_fired_ = 0;
-  int links_down_ = 0;                        // cables failed so far
-  std::vector<bool> dead_;                    // by GPU: failed (until repaired)
-  std::vector<TimeNs> repair_at_;             // by GPU: when a failed one is back; 0: never
+  int links_down_ = 0;             // cables failed so far
+  std::vector<bool> dead_;         // by GPU: failed (until repaired)
+  std::vector<TimeNs> repair_at_;  // by GPU: when a failed one is back; 0: never
+  std::vector<TimeNs> up_since_;   // by GPU: when it last came back from a repair (0: never out)
   std::vector<core::GpuPlace> place_of_gpu_;  // by GPU: its host and rack
   std::optional<Key> last_key_;
   std::optional<IterationResult> last_;

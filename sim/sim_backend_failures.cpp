@@ -130,6 +130,7 @@ void SimBackend::repairs_due(TimeNs by_ns) {
   for (std::size_t g = 0; g < dead_.size(); ++g)
     if (dead_[g] && repair_at_[g] > 0 && repair_at_[g] <= by_ns) {
       dead_[g] = false;
+      up_since_[g] = repair_at_[g];
       repair_at_[g] = 0;
     }
 }
@@ -174,13 +175,16 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
     // Out of service until repaired (repair_at_ > 0; 0: never, as a GPU a
     // failed cable cut off, even one already out): a rank that ran there is
     // lost, and the restore after it waits for the detection and restart.
-    // Whether `g` went out now.
+    // The repair runs from the failure, which may be before this step (the
+    // job was waiting for another repair): a GPU that was still out then
+    // (back since) cannot fail, as in the campaigns. Whether `g` went out now.
+    const TimeNs failed_at = gpu_failures_[gpu_failures_fired_].at_ns;
     auto take = [&](int g, const char* kind, std::string detail) {
       const auto i = static_cast<std::size_t>(g);
       if (!repaired) repair_at_[i] = 0;
-      if (dead_[i]) return false;
+      if (dead_[i] || (repaired && failed_at < up_since_[i])) return false;
       dead_[i] = true;
-      if (repaired) repair_at_[i] = std::max<TimeNs>(1, now_ns_ + repair_ns);
+      if (repaired) repair_at_[i] = std::max<TimeNs>(1, failed_at + repair_ns);
       if (std::find(used.begin(), used.end(), g) != used.end()) failed_ = true;
       out.push_back({kind, "gpu " + std::to_string(g), now_ns_, iteration_, std::move(detail)});
       return true;

@@ -256,9 +256,10 @@ TEST_CASE("the loop waits for the repair where no spare and no smaller plan are 
   // 0 of every replica (a stage's tp2 x dp4 ranks fill one 8-GPU node), so
   // no replica survives and tp2 pp2 cannot shrink: the ranks stay and the
   // job waits for the node's repair (faults.repair, 48 h by default, from
-  // the step that saw the failure), then restores v2 and goes on, as the
-  // campaigns do. The same run with a 10 s repair differs by the wait
-  // alone: 48 h - 10 s, to the nanosecond.
+  // the failure at 1 s), then restores v2 and goes on, as the campaigns do.
+  // The step that sees it starts at 2 x 0.8385 s = 1.677 s, so the wait is
+  // 172,800 - 0.677 s, printed in whole seconds: 172799. The same run with
+  // a 10 s repair differs by the wait alone: 48 h - 10 s, to the nanosecond.
   const std::string fail = "{kind: fail, target: gpu, id: 3, at: 1s}";
   const sim::RunSummary run = sim::run_scenario(failing(fail, 0, "maxmin", "host"));
   CHECK(run.failures.size() == 8);
@@ -267,7 +268,7 @@ TEST_CASE("the loop waits for the repair where no spare and no smaller plan are 
   CHECK(run.iterations - run.replayed == 10);
   const auto waited = std::find_if(run.notes.begin(), run.notes.end(), [](const auto& n) {
     return n.message.find("gpu 3 failed and 7 GPUs drained with its host; ") == 0 &&
-           n.message.find("no spare GPU and no smaller plan: waiting 172800 s for the repair") !=
+           n.message.find("no spare GPU and no smaller plan: waiting 172799 s for the repair") !=
                std::string::npos;
   });
   CHECK(waited != run.notes.end());

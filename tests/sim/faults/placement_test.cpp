@@ -1,6 +1,5 @@
 // A campaign's iteration time follows where the recovery put the ranks:
-// a host's ranks on a spare host in another rack (sim::PlanTimes::off_rack_ns),
-// and a tensor-parallel group split over two hosts until a later move rejoins it.
+// a host's ranks on a spare host in another rack (sim::PlanTimes::off_rack_ns).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,9 +10,7 @@
 
 #include "../../tools/cli_harness.hpp"
 #include "core/scenario/scenario.hpp"
-#include "sim/faults/campaign.hpp"
 #include "sim/faults/campaign_setup.hpp"
-#include "sim/run.hpp"
 #include "tests/sim/faults/campaign_fixture.hpp"
 
 namespace fs = std::filesystem;
@@ -93,43 +90,4 @@ TEST_CASE("after a host moves to another rack the campaign runs at the moved pac
     const double expected = (3000 - lost + (T - 3000 - recovery) * pace) / T;
     CHECK(std::abs(snap["ettr"]["p50"].get<double>() - expected) < moved * 1e-9 / T);
   }
-}
-
-TEST_CASE("a campaign's seed and the one loop on its draw lose the same time to a split group") {
-  // tests/tools/data/small.yaml (tp2 pp2 dp4 on 2 DGX hosts, 8 spares on a
-  // third host, seed 7), each GPU slot failing every 20 h and taking its
-  // GPU alone (replace gpu), over 0.1 day (8,640 s): the draw fails GPUs
-  // 11 and 10 (one tensor-parallel pair; both ranks move to the spare
-  // host), spare 19, then GPU 4 (rank 4 on the spare host, rank 5 still on
-  // host 0: their group split over two hosts, 1.14 s iterations against
-  // 0.84 s) and GPU 5, whose rank joins rank 4 there and ends the split.
-  // The one loop (simulate over the same 8,640 s, every iteration timed on
-  // the placement it runs) loses 912.7 s: 4 restarts of 50.2 s, the split's
-  // 2,038 iterations at +0.30 s, and +29 ms an iteration after it (four
-  // ranks on the spare host). The campaign's fast path times the split with
-  // one stand-in placement (a rank alone on the first spare) and a rejoined
-  // group as healthy: 91.07% against the loop's 89.44%. Before a move could
-  // end a split, the campaign kept the split to the end: 76.17%.
-  const std::string kSmall = std::string(PARASHIFT_SOURCE_DIR) + "/tests/tools/data/small.yaml";
-  const std::string faults =
-      "faults={gpu_mtbf_hours: 20, snapshot: {every: 2}, spares: 8, replace: gpu, days: 0.1}";
-  const core::Scenario campaign_scenario = core::load_scenario(kSmall, {faults});
-  const auto setup = sim::make_campaign_setup(campaign_scenario, *campaign_scenario.faults);
-  sim::CampaignOptions options;
-  options.seeds = 1;
-  options.days = 0.1;
-  const sim::CampaignResult campaign = sim::run_campaign(*setup, options);
-  REQUIRE(campaign.failures == 5);
-  CHECK(campaign.snapshot.interruptions == 4);
-
-  const core::Scenario loop_scenario =
-      core::load_scenario(kSmall, {faults, "run={duration: 8640s, seed: 7}"});
-  const sim::RunSummary loop = sim::run_scenario(loop_scenario);
-  REQUIRE(loop.failures.size() == 5);
-  CHECK(loop.restarts == 4);
-  const double loop_ettr =
-      1.0 - static_cast<double>(loop.lost_ns()) / static_cast<double>(loop.total_ns);
-  CHECK(loop_ettr == doctest::Approx(0.8944).epsilon(0.005));
-  // Within 3 points (1.6 measured); the stuck split was 13 points off.
-  CHECK(std::abs(campaign.snapshot.ettr.p50 - loop_ettr) < 0.03);
 }
