@@ -4,10 +4,11 @@
 // compressor the `sync` module may choose, and with the module's own choice
 // (core::rank_sync_choices on the presets: here the simulated cluster is
 // the preset). Prints one row per setup and the goals' counts:
-//   sync_sweep [--batch-tokens N] [--setup MODEL:GPUS:GBPS]... [LIMIT]
+//   sync_sweep [--list] [--batch-tokens N] [--setup MODEL:GPUS:GBPS]... [LIMIT]
 //     LIMIT: the first LIMIT setups only
 //     --setup: only the named setups (e.g. llama2-7b:128:50), each one that
 //     the sweep builds
+//     --list: print the setups (MODEL:GPUS:GBPS, plan, global batch), run none
 //     --batch-tokens N: a global batch of at least N tokens (4,194,304: the
 //     4M tokens of production pre-training runs) instead of the smallest
 // Setups: for each shipped model, 8 GPUs (one node, one row: its sync stays
@@ -66,9 +67,13 @@ constexpr const char* kModels[] = {"llama2-7b",   "llama3-8b",   "llama2-70b",
 const std::filesystem::path kFile =
     std::filesystem::path(PARASHIFT_SOURCE_DIR) / "scenarios/x.yaml";
 
+// The plans are checked against the model alone (ParallelPlan::problems and
+// the memory model): one scenario per model, not one cluster graph per try.
 std::vector<Setup> setups(long batch_tokens) {
   std::vector<Setup> out;
-  for (const char* model : kModels)
+  for (const char* model : kModels) {
+    const core::Scenario base =
+        core::parse_scenario(yaml(Setup{model, 8, 400, 1, 1, 8, 64}, "flat", "none"), kFile, {});
     for (int gpus : {8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096})
       for (int nic : {25, 50, 100, 200, 400}) {
         // One node: its sync never leaves NVLink, so one rail speed stands for all.
@@ -83,16 +88,20 @@ std::vector<Setup> setups(long batch_tokens) {
             s.dp = gpus / (tp * pp);
             const long sequences = std::max<long>({64, s.dp, batch_tokens / 4096});
             s.global_batch = static_cast<int>(sequences / s.dp * s.dp);
-            try {
-              const core::Scenario sc = core::parse_scenario(yaml(s, "flat", "none"), kFile, {});
-              const double peak = core::peak_memory(sc.model, sc.plan, 4096).total_bytes();
-              found = peak <= 0.95 * sc.device.hbm_bytes;
-            } catch (const core::InputError&) {
-              // A plan the model does not admit (pp not dividing its layers): the next.
-            }
+            core::ParallelPlan plan = base.plan;
+            plan.tp = s.tp;
+            plan.pp = s.pp;
+            plan.dp = s.dp;
+            plan.global_batch = s.global_batch;
+            plan.sequence_parallel = s.tp > 1;
+            // A plan the model does not admit (pp not dividing its layers): the next.
+            if (!plan.problems(base.model, 4096, gpus).empty()) continue;
+            const double peak = core::peak_memory(base.model, plan, 4096).total_bytes();
+            found = peak <= 0.95 * base.device.hbm_bytes;
           }
         if (found) out.push_back(s);
       }
+  }
   return out;
 }
 
@@ -153,9 +162,10 @@ long whole(const std::string& text) {
 int main(int argc, char** argv) {
   std::size_t limit = 0;
   bool limit_given = false;
+  bool list_only = false;
   long batch_tokens = 0;
   std::vector<std::string> named;  // --setup
-  const char* usage = "[--batch-tokens N] [--setup MODEL:GPUS:GBPS]... [LIMIT]";
+  const char* usage = "[--list] [--batch-tokens N] [--setup MODEL:GPUS:GBPS]... [LIMIT]";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--batch-tokens") {
@@ -167,6 +177,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       ++i;
+    } else if (arg == "--list") {
+      list_only = true;
     } else if (arg == "--setup" && i + 1 < argc) {
       named.emplace_back(argv[++i]);
     } else if (const long n = whole(arg); n >= 0 && !limit_given) {
@@ -199,6 +211,12 @@ int main(int argc, char** argv) {
     all = std::move(picked);
   }
   if (limit > 0 && limit < all.size()) all.resize(limit);
+  if (list_only) {
+    for (const Setup& s : all)
+      std::printf("%s:%d:%d tp%d pp%d dp%d %d\n", s.model.c_str(), s.gpus, s.nic_gbps, s.tp, s.pp,
+                  s.dp, s.global_batch);
+    return 0;
+  }
   std::vector<Row> rows(all.size());
   std::atomic<std::size_t> next{0};
   std::vector<std::thread> pool;
