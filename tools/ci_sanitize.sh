@@ -44,10 +44,12 @@ if [[ $which == all || $which == asan ]]; then
   # `collectives --backend hw` starts MPI too (under mpirun, or as a singleton
   # that refuses to run alone).
   mpirun_tests='^hw\.(mpi_check|mpi_contract|kill_restore|calibrate|elastic|reshard_relaunch)|^loop\.run_hw|^collectives(\.hw| --backend hw)'
-  # The text task's convergence runs (hundreds of training iterations on 4
-  # ranks: 170 to 250 s each under ASan on 2 cores, against a 300 s limit)
-  # stay in the ordinary suite; the compressors and the loop's sync switch
-  # they drive run here in compression_test.cpp and loop.run_hw.sync_guard.np4.
+  # The longest runs of 4 ranks on 2 cores (170 to 250 s each under ASan,
+  # against a 300 s limit) stay in the ordinary suite: the text task's
+  # convergence runs and the synthetic task's 50 iterations of
+  # loop.run_hw.sync_degrade.np4. The compressors and the loop's live sync
+  # switch they drive run here in compression_test.cpp and
+  # loop.run_hw.sync_guard.np4.
   convergence='tiny language model learns|^loop\.run_hw\.(text_sync|sync_degrade)\.np4$'
   stage "asan tests" ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE timing \
     -E "$mpirun_tests|^tools\.scenario_mutation$|$convergence"
