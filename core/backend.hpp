@@ -13,6 +13,7 @@
 #include "core/directive.hpp"
 #include "core/parallel_plan.hpp"
 #include "core/snapshot/remap.hpp"
+#include "core/snapshot/snapshot_holdings.hpp"
 #include "core/units.hpp"
 
 namespace parashift::core {
@@ -45,6 +46,11 @@ struct Capabilities {
   /// JobRunner's recovery reads it: with no spare and no smaller plan the
   /// job waits for the repair instead of ending.
   std::vector<TimeNs> back_at_ns;
+  /// A backend whose snapshots live in host memory that dies with its host
+  /// (the simulator): what survives of them now, read by JobRunner's
+  /// recovery to choose the version it restores (core::choose_version).
+  /// Empty: every snapshot taken survives, and the newest is restored.
+  std::function<SnapshotHoldings()> snapshot_holdings;
   /// A backend whose data-parallel rings can run in another order
   /// (ReorderDirective, the simulator), read by the `aggregation` module:
   /// the host a rank runs on now, the fabric links the network leg of a

@@ -57,7 +57,9 @@ std::string to_string(const Directive& directive) {
           [](const RepartitionDirective& d) { return format_int_list(d.layers_per_stage); },
           [](const RebalanceDirective& d) { return format_int_list(d.micro_batches); },
           [](const SnapshotDirective& d) { return "v" + std::to_string(d.version); },
-          [](const RestoreDirective& d) { return "v" + std::to_string(d.version); },
+          [](const RestoreDirective& d) {
+            return "v" + std::to_string(d.version) + (d.from_remote ? " from remote" : "");
+          },
           [](const RemapDirective& d) {
             return "rank " + std::to_string(d.rank) + " -> gpu " + std::to_string(d.spare_gpu);
           },
@@ -85,7 +87,10 @@ void to_json(nlohmann::json& out, const Directive& directive) {
           [&](const RepartitionDirective& d) { out["layers_per_stage"] = d.layers_per_stage; },
           [&](const RebalanceDirective& d) { out["micro_batches"] = d.micro_batches; },
           [&](const SnapshotDirective& d) { out["version"] = d.version; },
-          [&](const RestoreDirective& d) { out["version"] = d.version; },
+          [&](const RestoreDirective& d) {
+            out["version"] = d.version;
+            if (d.from_remote) out["from_remote"] = true;
+          },
           [&](const RemapDirective& d) {
             out["rank"] = d.rank;
             out["spare_gpu"] = d.spare_gpu;

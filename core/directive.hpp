@@ -28,9 +28,12 @@ struct RebalanceDirective {
 struct SnapshotDirective {
   long long version = 0;
 };
-/// Restore shards to `version` from peers.
+/// Restore shards to `version` from peers; from_remote: read the whole
+/// state back from the remote checkpoint that holds `version` (every
+/// in-memory replica of some shard was lost).
 struct RestoreDirective {
   long long version = 0;
+  bool from_remote = false;
 };
 /// Put a failed rank's work on a spare GPU.
 struct RemapDirective {

@@ -195,8 +195,16 @@ void print_summary(std::ostream& out, const core::Scenario& scenario, const RunS
       std::any_of(run.notes.begin(), run.notes.end(),
                   [](const core::PolicyNote& n) { return n.module == "recovery"; });
   if (run.restarts > 0 || recovery_notes) {
-    out << "recovery            " << run.restarts
-        << " restart(s) from the newest in-memory snapshot\n";
+    int from_remote = 0;
+    for (const auto& t : run.directives)
+      if (const auto* restore = std::get_if<core::RestoreDirective>(&t.directive.action))
+        from_remote += restore->from_remote && t.source == core::DirectiveSource::Recovery;
+    out << "recovery            " << run.restarts << " restart(s)";
+    if (from_remote > 0)
+      out << ": " << run.restarts - from_remote << " from in-memory snapshots, " << from_remote
+          << " from the remote checkpoint\n";
+    else
+      out << " from the newest in-memory snapshot\n";
     for (const auto& t : run.directives)
       if (t.source == core::DirectiveSource::Recovery)
         out << "  before iteration " << t.iteration << ": " << core::to_string(t.directive) << "\n";

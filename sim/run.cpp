@@ -50,12 +50,18 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
   runner.set_faults(scenario);
   bool alive = true;
   std::int64_t reached = 0;  // iterations done at least once (re-runs after a restore do not add)
+  // By iteration: the tokens its latest run trained. The run's tokens are
+  // those of the iterations its final state holds: work a restore rolled
+  // back (to an older snapshot, or the remote checkpoint) and did not redo
+  // is lost, as a fault campaign counts it.
+  std::vector<double> kept_tokens;
   TimeNs last_start_ns = 0;
   // Under a convergence model the run also ends when it reaches its target.
   while (alive && !backend.converged() &&
          (by_duration ? runner.total_ns() < scenario.run.duration_ns
                       : runner.next_iteration() < planned)) {
     last_start_ns = runner.total_ns();
+    const std::int64_t done_before = runner.iterations();
     int step_batch = runner.plan().global_batch;  // a re-plan may change it
     if (first) {
       alive = runner.record(std::move(*first));
@@ -68,14 +74,17 @@ RunSummary run_scenario(const core::Scenario& scenario, TraceRecorder* trace,
       alive = runner.record(backend.step(runner.plan()));
       backend.set_trace(nullptr);
     }
-    const double step_tokens = static_cast<double>(step_batch) * scenario.training.seq_len;
-    if (runner.next_iteration() > reached) {
-      reached = runner.next_iteration();
-      run.tokens += step_tokens;
+    if (runner.iterations() > done_before) {
+      const auto i = static_cast<std::size_t>(runner.next_iteration() - 1);
+      if (kept_tokens.size() <= i) kept_tokens.resize(i + 1, 0.0);
+      kept_tokens[i] = static_cast<double>(step_batch) * scenario.training.seq_len;
+      reached = std::max(reached, runner.next_iteration());
       run.batch_changed |= step_batch != scenario.plan.global_batch;
     }
     if (progress) progress(runner.iterations(), planned);
   }
+  for (std::int64_t i = 0; i < runner.next_iteration(); ++i)
+    run.tokens += kept_tokens[static_cast<std::size_t>(i)];
   run.iterations = static_cast<int>(runner.iterations());
   run.total_ns = runner.total_ns();
   if (scenario.convergence) {

@@ -38,7 +38,9 @@ struct RunSummary {
   int simulated_iterations = 0;  // the rest reused an unchanged iteration
   TimeNs total_ns = 0;
   TimeNs healthy_iteration_ns = 0;  // the same plan without slowdown events
-  double tokens = 0;                // trained over the run (each iteration at its plan's batch)
+  // Trained over the run and held by its final state (each iteration at its
+  // plan's batch; work a restore rolled back and did not redo is not counted).
+  double tokens = 0;
   std::vector<TakenDirective> directives;
   std::vector<DetectedStraggler> stragglers;
   std::vector<core::PolicyNote> notes;      // rules' knob changes, plugins' notes

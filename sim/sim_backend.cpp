@@ -72,6 +72,7 @@ SimBackend::SimBackend(const core::Scenario& scenario)
     if (g >= slots_.gpus()) dead_[static_cast<std::size_t>(g)] = true;
   }
   read_failures();
+  init_holdings();
 }
 
 std::vector<int> SimBackend::placement(int ranks) const {
@@ -114,6 +115,7 @@ core::Capabilities SimBackend::capabilities() const {
   for (std::size_t g = 0; g < dead_.size(); ++g)
     if (dead_[g]) caps.back_at_ns[g] = repair_at_[g] > 0 ? repair_at_[g] : -1;
   caps.ring_routes = ring_routes();
+  if (scenario_.faults) caps.snapshot_holdings = [this] { return snapshot_holdings(); };
   return caps;
 }
 
@@ -186,13 +188,14 @@ std::optional<core::StepReport> SimBackend::begin_step(const core::ParallelPlan&
     failed_ = true;
     failures.push_back(std::move(*failure));
   }
+  // Ranks left on failed GPUs wait for the repair, unless a failure cuts the wait short.
+  while (failures.empty() && wait_for_repairs(plan.gpus())) failures = gpu_failures_due();
   if (!failures.empty()) {
     core::StepReport report;
     report.iteration = iteration_;
     report.failures = std::move(failures);
     return report;
   }
-  wait_for_repairs(plan.gpus());
   ClusterState cluster = slowdowns_.at(now_ns_, iteration_);
   // GPUs of another device type compute at their factor on the plan's work.
   for (const core::GpuFactor& g :
@@ -245,6 +248,7 @@ core::StepReport SimBackend::end_step(const core::ParallelPlan& plan,
                                       std::optional<IterationResult> result) {
   if (result) last_ = std::move(*result);
   last_plan_ = plan;
+  now_ns_ -= std::exchange(ahead_ns_, 0);  // a wait's time is in pending_move_ns_
   core::StepReport report;
   report.iteration = iteration_++;
   report.iteration_ns = last_->iteration_ns + pending_move_ns_;
@@ -252,6 +256,7 @@ core::StepReport SimBackend::end_step(const core::ParallelPlan& plan,
   pending_move_ns_ = 0;
   report.applied = std::exchange(pending_applied_, {});
   now_ns_ += report.iteration_ns;
+  write_remote_checkpoints();
   repairs_due(now_ns_);  // GPUs back by the end of the iteration are free for the next
   const core::RankLayout layout(plan);
   const int ranks = layout.ranks();
@@ -375,14 +380,21 @@ void SimBackend::apply_action(const core::Directive& directive) {
     pending_move_ns_ +=
         snapshot_config().stall_ns(rank_state_bytes(), last_ ? snapshot_window_ns(*last_) : 0);
     snapshots_.push_back(d->version);
+    hold_version(d->version);
     start_replication(d->version);
     return;
   }
   if (const auto* d = std::get_if<core::RestoreDirective>(&directive.action)) {
-    if (std::find(snapshots_.begin(), snapshots_.end(), d->version) == snapshots_.end())
-      throw std::invalid_argument("restore v" + std::to_string(d->version) +
-                                  ": the simulator took no such snapshot");
-    pending_move_ns_ += snapshot_copy_ns();
+    if (d->from_remote
+            ? d->version != remote_version_
+            : std::find(snapshots_.begin(), snapshots_.end(), d->version) == snapshots_.end())
+      throw std::invalid_argument(
+          "restore v" + std::to_string(d->version) +
+          (d->from_remote ? ": the remote checkpoint holds v" + std::to_string(remote_version_)
+                          : ": the simulator took no such snapshot"));
+    // From host memory, or the whole state back from remote storage.
+    pending_move_ns_ += d->from_remote ? checkpoint_read_ns_ : snapshot_copy_ns();
+    restored(d->version, d->from_remote);
     iteration_ = d->version;      // the snapshot's iteration runs next
     replication_left_bytes_ = 0;  // the restart ends a replication in flight
     replication_alone_ns_ = replication_due_ns_ = -1;
@@ -390,7 +402,10 @@ void SimBackend::apply_action(const core::Directive& directive) {
     const core::FaultConfig& f = fault_config();
     if (std::exchange(failed_, false)) {
       // A shrink's re-plan before the restore already rebuilt the communicators.
-      pending_move_ns_ += f.heartbeat_timeout_ns + (replanned_ ? 0 : f.reinit_ns);
+      // A restart from the remote checkpoint is the baseline's full restart.
+      pending_move_ns_ += f.heartbeat_timeout_ns + (d->from_remote ? f.baseline.restart_ns
+                                                    : replanned_   ? 0
+                                                                   : f.reinit_ns);
     } else if (moved_) {
       // A live rank moved (off a slow GPU): no detection, but its restart.
       pending_move_ns_ += f.reinit_ns;

@@ -18,7 +18,9 @@
 #pragma once
 
 #include <algorithm>
+#include <deque>
 #include <optional>
+#include <set>
 
 #include "core/backend.hpp"
 #include "core/cost/work_profile.hpp"
@@ -139,6 +141,20 @@ class SimBackend : public core::Backend {
   void start_replication(long long version);
   /// Counts the last iteration's replication; commits the version when done.
   void count_replication(TimeNs iteration_start_ns);
+  /// What survives of the snapshots (sim_backend_holdings.cpp): version
+  /// `version` taken now, each rank's state in its host's memory (and, from
+  /// start_replication, its peers' once committed).
+  void init_holdings();  // the constructor's: memory ids, the remote checkpoints' cadence
+  void hold_version(long long version);
+  void commit_version(long long version);
+  /// `host` failed: its memory, and every snapshot replica in it, is gone.
+  void lose_host_memory(int host);
+  /// After a restore of `version`: newer versions belong to the timeline
+  /// rolled back; the ranks' hosts hold the restored state.
+  void restored(long long version, bool from_remote);
+  /// Remote checkpoints written by now (every faults.baseline interval).
+  void write_remote_checkpoints();
+  core::SnapshotHoldings snapshot_holdings() const;
   /// A scheduled kill event for the iteration about to run, each once.
   std::optional<core::FailureSeen> kill_due();
   /// The GPUs of fail events due before the iteration about to run, each
@@ -149,8 +165,9 @@ class SimBackend : public core::Backend {
   void repairs_due(TimeNs by_ns);
   /// Ranks left on failed GPUs (recovery found no spare and no smaller
   /// plan: the job waits for the repair): the next iteration starts once
-  /// they are back, the wait charged to it. `ranks`: the plan's.
-  void wait_for_repairs(int ranks);
+  /// they are back, the wait charged to it. `ranks`: the plan's. Returns
+  /// true where a failure due before the repair cut the wait short.
+  bool wait_for_repairs(int ranks);
   /// A data-parallel group's rings in another order from the next step,
   /// charged core::kRingRebuildNs (sim_backend_rings.cpp).
   void reorder(const core::ReorderDirective& directive);
@@ -204,6 +221,7 @@ class SimBackend : public core::Backend {
     std::vector<int> gpus;  // every GPU the failed component takes
     int link = -1;          // a failed link: its id
     bool drains = false;    // a GPU or NIC: under faults.replace host its host is drained
+    bool memory = false;    // a node or rack: its hosts' memory dies with it
   };
   std::vector<GpuFailure> gpu_failures_;  // by time
   std::size_t gpu_failures_fired_ = 0;
@@ -223,6 +241,7 @@ class SimBackend : public core::Backend {
   std::optional<core::ParallelPlan> last_plan_;
   core::WorkProfile last_profile_;
   TimeNs pending_move_ns_ = 0;  // state moved by a directive, charged to the next step
+  TimeNs ahead_ns_ = 0;         // of it, waited for repairs: now_ns_ already past it
   bool reuse_ = true;
   std::vector<core::AppliedCost> pending_applied_;  // ... each directive's share
   double progress_steps_ = 0;         // convergence model: steps at an infinite batch made
@@ -247,6 +266,24 @@ class SimBackend : public core::Backend {
   };
   std::optional<std::pair<AloneInputs, TimeNs>> alone_cache_;  // the last one priced
   std::vector<SnapshotCommit> commits_;
+  // What survives of the snapshots: each version kept (faults.snapshot.
+  // keep_versions, and the newest committed), by rank the memories holding
+  // it; memories get a new id when their host fails.
+  struct HeldVersion {
+    long long version = 0;
+    TimeNs taken_ns = 0;
+    bool committed = false;
+    std::vector<std::vector<int>> holders;  // by rank
+    std::vector<std::vector<int>> peers;    // by rank: replicas, holders once committed
+  };
+  std::deque<HeldVersion> held_;
+  std::vector<int> memory_of_host_;  // by host
+  int next_memory_ = 0;
+  std::set<int> dead_memories_;
+  long long remote_version_ = 0;   // what the remote checkpoint holds: the initial state first
+  TimeNs remote_every_ns_ = 0;     // the baseline's checkpoint interval (0: no faults section)
+  TimeNs remote_next_ns_ = 0;      // when the next remote checkpoint starts
+  TimeNs checkpoint_read_ns_ = 0;  // the whole state to or from remote storage
   /// Each data-parallel group's ring order (ReorderDirective; by group
   /// index, empty: replicas in order); a re-plan to other groups (another
   /// tp, pp, dp or cp) starts them over.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "core/input_error.hpp"
 #include "sim/faults/failure_events.hpp"
@@ -103,9 +104,11 @@ void SimBackend::read_failures() {
   std::stable_sort(failures.begin(), failures.end(),
                    [](const FailureEvent& a, const FailureEvent& b) { return a.at_ns < b.at_ns; });
   for (const FailureEvent& f : failures)
-    gpu_failures_.push_back({f.at_ns, gpus_taken(f, t, slots_.domains),
-                             f.kind == core::FailureKind::Link ? f.target : -1,
-                             f.kind == core::FailureKind::Gpu || f.kind == core::FailureKind::Nic});
+    gpu_failures_.push_back(
+        {f.at_ns, gpus_taken(f, t, slots_.domains),
+         f.kind == core::FailureKind::Link ? f.target : -1,
+         f.kind == core::FailureKind::Gpu || f.kind == core::FailureKind::Nic,
+         f.kind == core::FailureKind::Node || f.kind == core::FailureKind::Rack});
 }
 
 bool SimBackend::has_failures() const {
@@ -135,7 +138,7 @@ void SimBackend::repairs_due(TimeNs by_ns) {
     }
 }
 
-void SimBackend::wait_for_repairs(int ranks) {
+bool SimBackend::wait_for_repairs(int ranks) {
   TimeNs back_ns = now_ns_;
   for (int r = 0; r < ranks; ++r) {
     const int g = gpu_of_rank(r);
@@ -146,11 +149,30 @@ void SimBackend::wait_for_repairs(int ranks) {
                                   ", which failed and is not coming back");
     back_ns = std::max(back_ns, at);
   }
-  if (back_ns == now_ns_) return;
+  if (back_ns == now_ns_) return false;
+  // A failure during the wait is seen when it happens, not after the repair
+  // (it may take the memory holding the state the restore needs): the wait
+  // ends there, and the clock runs on to it (now_ns_ ahead of the time
+  // steps have reported, until end_step).
+  TimeNs until_ns = back_ns;
+  if (gpu_failures_fired_ < gpu_failures_.size())
+    until_ns = std::clamp(gpu_failures_[gpu_failures_fired_].at_ns, now_ns_, back_ns);
+  // A recovery cut short is superseded by the next one, as in the fault
+  // campaigns: its restore (detection, restart, copy) never happened, only
+  // the time until the new failure passed.
+  if (until_ns < back_ns)
+    for (auto it = pending_applied_.rbegin(); it != pending_applied_.rend(); ++it)
+      if (it->kind == "restore") {
+        pending_move_ns_ -= std::exchange(it->ns, 0);
+        break;
+      }
   // On top of the restart's detection and re-initialisation, as the
   // campaigns charge it: the wait from now until the last of them is back.
-  pending_move_ns_ += back_ns - now_ns_;
-  repairs_due(back_ns);
+  pending_move_ns_ += until_ns - now_ns_;
+  ahead_ns_ += until_ns - now_ns_;
+  now_ns_ = until_ns;
+  repairs_due(until_ns);
+  return until_ns < back_ns;
 }
 
 std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
@@ -192,6 +214,12 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
     std::vector<int> taken;
     for (int g : gpus)
       if (take(g, "fail", {})) taken.push_back(g);
+    // A node or rack: each host's memory dies with it, snapshot replicas included.
+    if (gpu_failures_[gpu_failures_fired_].memory) {
+      std::set<int> hosts;
+      for (int g : taken) hosts.insert(place_of_gpu_[static_cast<std::size_t>(g)].host);
+      for (int host : hosts) lose_host_memory(host);
+    }
     // faults.replace host: a failed GPU's (or NIC's) host goes out for the
     // repair, as in the campaigns (replaced_gpus): its other GPUs are
     // drained with it and back with it.

@@ -8,6 +8,9 @@
 // themselves on what the last iteration's data-parallel traffic leaves of
 // each link, as the fault campaigns price it) and runs from the next
 // iteration's start. The version commits when every pair is done.
+#include <algorithm>
+#include <set>
+
 #include "core/snapshot/failure_domains.hpp"
 #include "sim/network/snapshot_traffic.hpp"
 #include "sim/sim_backend.hpp"
@@ -21,14 +24,27 @@ void SimBackend::start_replication(long long version) {
   // A newer version supersedes one still replicating (it never commits).
   replication_pairs_.clear();
   replication_alone_ns_ = replication_due_ns_ = -1;
+  // Hosts out of service (every GPU failed or drained) receive no replica:
+  // the next candidate does, as in the fault campaigns.
+  std::set<int> down;
+  for (int h = 0; h < slots_.hosts(); ++h) {
+    const auto& gpus = slots_.gpus_of_host[static_cast<std::size_t>(h)];
+    if (std::all_of(gpus.begin(), gpus.end(),
+                    [&](int g) { return dead_[static_cast<std::size_t>(g)]; }))
+      down.insert(h);
+  }
   const int ranks = plan_now().gpus();
   for (int r = 0; r < ranks; ++r) {
     const auto gpu = static_cast<std::size_t>(gpu_of_rank(r));
     const int host = slots_.host_of_gpu[gpu];
     const auto local = static_cast<std::size_t>(slots_.local_of_gpu[gpu]);
-    for (int peer : core::peer_hosts(slots_.domains, host, config.replicas - 1, config.domain)) {
+    for (int peer :
+         core::peer_hosts(slots_.domains, host, config.replicas - 1, config.domain, &down)) {
       const auto& there = slots_.gpus_of_host[static_cast<std::size_t>(peer)];
-      if (local < there.size()) replication_pairs_.push_back({static_cast<int>(gpu), there[local]});
+      if (local >= there.size()) continue;
+      replication_pairs_.push_back({static_cast<int>(gpu), there[local]});
+      held_.back().peers[static_cast<std::size_t>(r)].push_back(
+          memory_of_host_[static_cast<std::size_t>(peer)]);
     }
   }
   if (replication_pairs_.empty()) return;
@@ -54,6 +70,7 @@ void SimBackend::count_replication(TimeNs iteration_start_ns) {
     if (replication_due_ns_ < 0) replication_due_ns_ = iteration_start_ns + replication_alone_ns_;
     if (replication_due_ns_ <= iteration_start_ns + last_->iteration_ns) {
       commits_.push_back({replicating_version_, replication_taken_ns_, replication_due_ns_});
+      commit_version(replicating_version_);
       replication_alone_ns_ = replication_due_ns_ = -1;
       replicating_version_ = -1;
     }
@@ -63,6 +80,7 @@ void SimBackend::count_replication(TimeNs iteration_start_ns) {
   if (last_->snapshot_done_ns >= 0) {
     commits_.push_back({replicating_version_, replication_taken_ns_,
                         iteration_start_ns + last_->snapshot_done_ns});
+    commit_version(replicating_version_);
     replication_left_bytes_ = 0;
     replicating_version_ = -1;
     return;

@@ -152,6 +152,22 @@ std::optional<std::vector<LostRank>> lost_ranks(const std::vector<FailureSeen>& 
   return lost;
 }
 
+// "gpu 3", "gpus 0-7, 9": the GPUs in ascending runs; empty for none.
+std::string gpu_ranges(std::vector<int> gpus) {
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  std::string out;
+  for (std::size_t k = 0; k < gpus.size();) {
+    std::size_t end = k;
+    while (end + 1 < gpus.size() && gpus[end + 1] == gpus[end] + 1) ++end;
+    out += (out.empty() ? "" : ", ") + std::to_string(gpus[k]) +
+           (end > k ? "-" + std::to_string(gpus[end]) : std::string());
+    k = end + 1;
+  }
+  if (out.empty()) return out;
+  return (gpus.size() > 1 ? "gpus " : "gpu ") + out;
+}
+
 // When the GPUs of `unplaced` ranks that failed are all back in service
 // (Capabilities::back_at_ns: the last of them); none where the backend
 // repairs nothing or one of them is not coming back.
@@ -177,7 +193,21 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   const std::optional<std::vector<LostRank>> found =
       lost_ranks(failures, caps, failed_gpus, drained, spares_lost, links);
   if (!found) return false;
-  const std::vector<LostRank>& lost = *found;
+  std::vector<LostRank> lost = *found;
+  // Ranks still on a GPU out of service (the job was waiting for its
+  // repair when these failures came) are lost as well: they move to a
+  // spare if one is free now, else the shrink accounts for them.
+  for (std::size_t r = 0; r < caps.gpu_of_rank.size() && !lost.empty(); ++r) {
+    const int gpu = caps.gpu_of_rank[r];
+    const auto g = static_cast<std::size_t>(gpu);
+    if (g >= caps.back_at_ns.size() || caps.back_at_ns[g] == 0) continue;
+    if (std::any_of(lost.begin(), lost.end(),
+                    [&](const LostRank& l) { return l.rank == static_cast<int>(r); }))
+      continue;
+    lost.push_back({static_cast<int>(r), gpu});
+    if (std::find(failed_gpus.begin(), failed_gpus.end(), gpu) == failed_gpus.end())
+      failed_gpus.push_back(gpu);
+  }
   auto is_drained = [&](int gpu) {
     return std::find(drained.begin(), drained.end(), gpu) != drained.end();
   };
@@ -189,8 +219,21 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   // Only spares failed: nothing to restore, the iteration runs as it would have.
   if (lost.empty() && links.empty()) return true;
   if (restarts_ >= max_restarts_ || !last_snapshot_) return false;
+  // The version restored: the newest whose every shard survived somewhere
+  // (where the backend says what survived), else the newest taken.
+  VersionChoice version{*last_snapshot_, false, {}, {}};
+  if (caps.snapshot_holdings) {
+    const std::optional<VersionChoice> chosen = choose_version(caps.snapshot_holdings());
+    if (!chosen) {
+      notes_.push_back(
+          {next_, "recovery",
+           "no snapshot version survived whole and no remote checkpoint: the run ends"});
+      return false;
+    }
+    version = *chosen;
+  }
   // Logged before the iteration that runs next: the snapshot's.
-  const std::int64_t at = *last_snapshot_;
+  const std::int64_t at = version.version;
   auto failed = [&](int gpu) {
     return std::find(failed_gpus.begin(), failed_gpus.end(), gpu) != failed_gpus.end();
   };
@@ -200,18 +243,21 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   std::vector<int> spares = caps.spare_gpus;
   const RemapResult remap = remap_to_spares(
       lost, spares, [&](int gpu) { return caps.place_of_gpu.at(static_cast<std::size_t>(gpu)); });
-  std::vector<int> stranded;  // ranks whose GPU failed, with no spare left
-  std::string why;            // the failed GPUs, and how many were drained with their hosts
+  std::vector<int> stranded;    // ranks whose GPU failed, with no spare left
+  std::vector<int> failed_ids;  // their GPUs that failed themselves (not drained)
   int drained_stranded = 0;
   for (const LostRank& r : remap.unplaced) {
     if (!failed(r.gpu)) continue;
     stranded.push_back(r.rank);
-    if (is_drained(r.gpu)) {
+    if (is_drained(r.gpu))
       ++drained_stranded;
-      continue;
-    }
-    why += (why.empty() ? "" : ", ") + cause(r);
+    else
+      failed_ids.push_back(r.gpu);
   }
+  // The failed GPUs ("gpu 3 failed", "gpus 0-7, 9 failed"), and how many
+  // were drained with their hosts.
+  std::string why = gpu_ranges(failed_ids);
+  if (!why.empty()) why += " failed";
   if (drained_stranded > 0) {
     std::set<int> hosts;  // of the drained GPUs stranded
     for (const LostRank& r : remap.unplaced)
@@ -262,14 +308,19 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
                ", global batch " + std::to_string(shrunk->plan.global_batch),
            0},
           0, DirectiveSource::Recovery);
+  if (version.lost) notes_.push_back({at, "recovery", describe_loss(version) + " (a state loss)"});
+  const std::string which = version.from_remote                  ? "the remote checkpoint"
+                            : version.version == *last_snapshot_ ? "the newest snapshot"
+                                                                 : "the newest whole snapshot";
   apply(at,
-        {RestoreDirective{*last_snapshot_},
+        {RestoreDirective{version.version, version.from_remote},
          "restart " + std::to_string(restarts_) + " after " +
-             (lost.empty() ? links.front() + " failed" : cause(lost.front())) +
-             ": the newest snapshot",
+             (lost.empty() ? links.front() + " failed" : cause(lost.front())) + ": " + which,
          0},
         0, DirectiveSource::Recovery);
-  set_next_iteration(*last_snapshot_);
+  // Newer versions belong to the timeline rolled back.
+  last_snapshot_ = version.version;
+  set_next_iteration(version.version);
   return true;
 }
 
@@ -298,6 +349,11 @@ bool JobRunner::step() {
 void JobRunner::maybe_regrow(std::int64_t iteration) {
   if (!shrunk_ || plan().dp >= original_.dp) return;
   const Capabilities caps = backend_.capabilities();
+  // Not while ranks wait for their GPUs' repair: the replicas kept are not whole.
+  for (int gpu : caps.gpu_of_rank) {
+    const auto g = static_cast<std::size_t>(gpu);
+    if (g < caps.back_at_ns.size() && caps.back_at_ns[g] != 0) return;
+  }
   const int free_gpus = static_cast<int>(caps.spare_gpus.size());
   const std::optional<ParallelPlan> grown = regrow_plan(plan(), original_, free_gpus);
   if (!grown) return;

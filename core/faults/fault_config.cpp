@@ -4,6 +4,7 @@
 
 #include "core/faults/duration.hpp"
 #include "core/input_error.hpp"
+#include "core/snapshot/interval.hpp"
 
 namespace parashift::core {
 
@@ -362,6 +363,11 @@ void check_fault_targets(const FaultConfig& faults, int ranks, int gpus) {
     if (e.kind == FaultEventKind::Kill && e.rank >= ranks)
       throw InputError(e.rank_where + ": rank " + std::to_string(e.rank) +
                        " does not exist; expected a rank in 0.." + std::to_string(ranks - 1));
+}
+
+double checkpoint_interval_s(const BaselineConfig& baseline, double write_s, double mtbf_s) {
+  return baseline.checkpoint_interval_ns ? ns_to_s(*baseline.checkpoint_interval_ns)
+                                         : daly_interval_s(write_s, mtbf_s);
 }
 
 }  // namespace parashift::core

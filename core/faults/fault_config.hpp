@@ -104,6 +104,11 @@ struct BaselineConfig {
   TimeNs restart_ns = 600 * kNsPerS;  // full job restart (scheduler + init)
 };
 
+/// The remote-checkpoint interval in seconds: baseline.checkpoint_interval,
+/// or under "auto" Daly's optimum for a write of `write_s` at the job's
+/// mean time between failures `mtbf_s` (core/snapshot/interval.hpp).
+double checkpoint_interval_s(const BaselineConfig& baseline, double write_s, double mtbf_s);
+
 enum class FaultEventKind { Slow, Degrade, Background, Tenant, Jitter, Fail, Kill };
 const char* to_string(FaultEventKind kind);
 

@@ -21,7 +21,7 @@ std::vector<Directive> RecoveryPlan::directives() const {
   }
   if (replan) out.push_back(Directive{ReplanDirective{*replan}, "no spare left: shrink dp", 0});
   out.push_back(Directive{
-      RestoreDirective{version},
+      RestoreDirective{version, from_remote_checkpoint},
       from_remote_checkpoint ? "restore from remote checkpoint" : "restore lost shards from peers",
       0});
   return out;

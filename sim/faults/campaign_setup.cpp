@@ -206,11 +206,9 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
 
   s->checkpoint_bytes = core::checkpoint_bytes(s->state, scenario.plan);
   s->checkpoint_write_ns = core::transfer_ns(s->checkpoint_bytes, config.baseline.storage_Bps);
-  const double checkpoint_interval_s =
-      config.baseline.checkpoint_interval_ns
-          ? core::ns_to_s(*config.baseline.checkpoint_interval_ns)
-          : core::daly_interval_s(core::ns_to_s(s->checkpoint_write_ns), mtbf_s);
-  s->checkpoint_every = every_of(checkpoint_interval_s, s->nominal.iteration_ns);
+  s->checkpoint_every = every_of(
+      core::checkpoint_interval_s(config.baseline, core::ns_to_s(s->checkpoint_write_ns), mtbf_s),
+      s->nominal.iteration_ns);
   s->checkpoint_interval_ns = s->checkpoint_every * s->nominal.iteration_ns;
 
   s->planner_base = core::planner_input_of(scenario, topology);

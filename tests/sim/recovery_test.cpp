@@ -276,12 +276,29 @@ TEST_CASE("the loop waits for the repair where no spare and no smaller plan are 
   quick.faults->repair_ns = 10 * core::kNsPerS;
   const sim::RunSummary soon = sim::run_scenario(quick);
   CHECK(run.total_ns - soon.total_ns == 48 * 3600 * core::kNsPerS - 10 * core::kNsPerS);
-  // A failed node (node 1: stage 1 of every replica) waits the same way.
+  // A failed node (node 1: stage 1 of every replica) waits the same way,
+  // but its memory dies with it: v2, taken before the step that sees the
+  // failure, never committed, so node 1's ranks have no copy of it and the
+  // job starts over from the remote checkpoint, the initial state v0. Its
+  // restart is the baseline's 600 s instead of faults.reinit's 20 s, the
+  // state is read from storage (checkpoint bytes at 1 TB/s) instead of
+  // copied from host memory, and iterations 0 and 1 run again, v2's copy
+  // with them (the same copy the drained run's restore paid).
   const sim::RunSummary node =
       sim::run_scenario(failing("{kind: fail, target: node, id: 1, at: 1s}"));
   CHECK(node.failures.size() == 8);
   CHECK_FALSE(node.ended_on_failure);
-  CHECK(node.total_ns == run.total_ns);
+  const auto restores = of_kind<core::RestoreDirective>(node);
+  REQUIRE(restores.size() == 1);
+  CHECK(std::get<core::RestoreDirective>(restores[0].directive.action).version == 0);
+  CHECK(std::get<core::RestoreDirective>(restores[0].directive.action).from_remote);
+  const core::Scenario& s = failing("{kind: fail, target: node, id: 1, at: 1s}");
+  const core::TimeNs read_ns = core::transfer_ns(
+      core::checkpoint_bytes(core::rank_state(s.model, s.plan, s.training.seq_len), s.plan),
+      s.faults->baseline.storage_Bps);
+  const core::TimeNs extra_ns = 580 * core::kNsPerS + read_ns + 2 * run.healthy_iteration_ns;
+  CHECK(static_cast<double>(node.total_ns - run.total_ns) ==
+        doctest::Approx(static_cast<double>(extra_ns)).epsilon(1e-6));
 }
 
 TEST_CASE("the simulator keeps a failed GPU out of spares, remaps and re-plans") {

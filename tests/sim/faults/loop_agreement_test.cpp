@@ -64,22 +64,40 @@ TEST_CASE("a campaign's seed and the one loop on its draw lose the same share of
       // and its rank joins rank 4. (Before a move could end a split in the
       // campaign, it kept the split to the end: 76.2 %.)
       {"gpu_mtbf_hours: 20, spares: 8, replace: gpu", 3},
-      // 25.94 / 26.56. A GPU failure drains its host; after two, no spare host
+      // 25.94 / 26.21. A GPU failure drains its host; after two, no spare host
       // is left and no replica is whole: both wait 48 h for the repair.
       {"gpu_mtbf_hours: 20, spares: 8", 2},
-      // 83.16 / 85.33. No spares: the job shrinks to dp 3. The surviving
+      // 83.16 / 85.30. No spares: the job shrinks to dp 3. The surviving
       // replicas keep their GPUs in both (the loop put rank r on the r-th
       // live GPU, splitting a tensor-parallel pair: 66.7 %).
       {"gpu_mtbf_hours: 20, spares: 0, replace: gpu, repair: 1h", 2},
-      // 38.52 / 38.74. No spare host: the job waits an hour for host 0; host 1
+      // 38.52 / 39.32. No spare host: the job waits an hour for host 0; host 1
       // fails during the wait, and the job waits for it from its failure
       // (the loop started that repair when it saw the failure, an hour
       // later, and failed GPU 7 again from a draw while it was out: 22.5 %).
       {"gpu_mtbf_hours: 20, spares: 0, repair: 1h", 2},
-      // 62.89 / 65.34 and 91.53 / 89.04: a failure every 12 min over the 24
+      // 62.89 / 63.01 and 91.53 / 89.04: a failure every 12 min over the 24
       // GPU slots, repairs after 20 min; hosts drained, and single GPUs moved.
       {"gpu_mtbf_hours: 5, spares: 8, repair: 20min", 3},
       {"gpu_mtbf_hours: 5, spares: 8, repair: 20min, replace: gpu", 3},
+      // 40.35 / 39.80. Node failures (host memory dies with the node): host
+      // 1 fails and its ranks move to the spare host 2, which then holds
+      // host 0's replicas; host 2 fails, no spare is left and the job waits
+      // 48 h; host 0 fails during the wait. Every copy of v5500's shards is
+      // gone (host 0's own, host 2's replicas of them and the reverse), so
+      // both restore the remote checkpoint of 3,600 s (v4100 in the loop)
+      // and lose ~1,200 s of work. (Before the loop asked which replicas
+      // survived and saw failures during a wait: 53.7 %.)
+      {"node_mtbf_hours: 5, spares: 8", 3},
+      // 41.31 / 40.77. No spares, repairs after an hour: host 0 fails, the
+      // job waits for it; host 1 fails during the wait, taking the only
+      // replica of host 0's ranks' newest version: the remote checkpoint.
+      {"node_mtbf_hours: 5, spares: 0, repair: 1h", 2},
+      // 47.95 / 49.06. NIC failures drain their hosts for an hour: the
+      // second failure takes the spare host, the job waits for host 1; a
+      // third fails host 0 during that wait, seen when it happens (the loop
+      // saw it only after the wait: 55.0 %).
+      {"nic_mtbf_hours: 10, spares: 8, repair: 1h", 4},
   };
   for (const Row& row : rows) {
     CAPTURE(row.faults);
