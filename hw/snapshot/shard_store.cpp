@@ -12,9 +12,11 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 
+#include "core/snapshot/snapshot_holdings.hpp"
 #include "hw/hw_error.hpp"
 
 namespace parashift::hw {
@@ -341,16 +343,21 @@ void ShardStore::prune(int rank, ShardKind kind, int keep) const {
 
 std::optional<long long> newest_common_version(
     const std::vector<std::vector<long long>>& available) {
-  if (available.empty()) return std::nullopt;
-  std::vector<long long> candidates = available.front();
-  std::sort(candidates.rbegin(), candidates.rend());
-  for (long long v : candidates) {
-    const bool everywhere = std::all_of(available.begin(), available.end(), [v](const auto& list) {
-      return std::find(list.begin(), list.end(), v) != list.end();
-    });
-    if (everywhere) return v;
-  }
-  return std::nullopt;
+  // The simulator's recovery chooses by the same rule (core::choose_version):
+  // every rank lists every version, held (by some node) or not.
+  std::set<long long> versions;
+  for (const auto& list : available) versions.insert(list.begin(), list.end());
+  core::SnapshotHoldings holdings;
+  for (std::size_t r = 0; r < available.size(); ++r)
+    for (long long v : versions) {
+      const bool held =
+          std::find(available[r].begin(), available[r].end(), v) != available[r].end();
+      holdings.replicas.add(static_cast<int>(r), v,
+                            held ? std::vector<int>{0} : std::vector<int>{});
+    }
+  const std::optional<core::VersionChoice> choice = core::choose_version(holdings);
+  if (!choice) return std::nullopt;
+  return choice->version;
 }
 
 }  // namespace parashift::hw

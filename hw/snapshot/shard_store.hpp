@@ -67,8 +67,8 @@ class ShardStore {
   std::string plan_;
 };
 
-/// The newest version every rank can restore: available[r] lists the versions
-/// of rank r's shard that exist somewhere (own store or a replica).
+/// The newest version every rank can restore (core::choose_version): available[r] lists the
+/// versions of rank r's shard that exist somewhere (own store or a replica).
 std::optional<long long> newest_common_version(
     const std::vector<std::vector<long long>>& available);
 
