@@ -249,6 +249,7 @@ core::StepReport SimBackend::end_step(const core::ParallelPlan& plan,
   if (result) last_ = std::move(*result);
   last_plan_ = plan;
   now_ns_ -= std::exchange(ahead_ns_, 0);  // a wait's time is in pending_move_ns_
+  restore_cut_short_ = false;
   core::StepReport report;
   report.iteration = iteration_++;
   report.iteration_ns = last_->iteration_ns + pending_move_ns_;
@@ -341,6 +342,9 @@ std::vector<int> SimBackend::micro_batches_per_replica(const core::ParallelPlan&
 }
 
 void SimBackend::apply(const core::Directive& directive) {
+  if (std::holds_alternative<core::RestoreDirective>(directive.action) &&
+      std::exchange(restore_cut_short_, false))
+    supersede_restore();
   const TimeNs before_ns = pending_move_ns_;
   apply_action(directive);
   pending_applied_.push_back({core::kind_name(directive.action), pending_move_ns_ - before_ns});
@@ -394,11 +398,11 @@ void SimBackend::apply_action(const core::Directive& directive) {
                           : ": the simulator took no such snapshot"));
     // From host memory, or the whole state back from remote storage.
     pending_move_ns_ += d->from_remote ? checkpoint_read_ns_ : snapshot_copy_ns();
-    restored(d->version, d->from_remote);
     iteration_ = d->version;      // the snapshot's iteration runs next
     replication_left_bytes_ = 0;  // the restart ends a replication in flight
     replication_alone_ns_ = replication_due_ns_ = -1;
     replicating_version_ = -1;
+    restored(d->version, d->from_remote);
     const core::FaultConfig& f = fault_config();
     if (std::exchange(failed_, false)) {
       // A shrink's re-plan before the restore already rebuilt the communicators.

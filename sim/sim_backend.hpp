@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -146,12 +147,16 @@ class SimBackend : public core::Backend {
   /// start_replication, its peers' once committed).
   void init_holdings();  // the constructor's: memory ids, the remote checkpoints' cadence
   void hold_version(long long version);
-  void commit_version(long long version);
+  void commit_version(long long version, TimeNs at_ns);
+  void evict_versions();  // beyond faults.snapshot.keep_versions
   /// `host` failed: its memory, and every snapshot replica in it, is gone.
   void lose_host_memory(int host);
   /// After a restore of `version`: newer versions belong to the timeline
   /// rolled back; the ranks' hosts hold the restored state.
   void restored(long long version, bool from_remote);
+  /// A restore after a wait a failure cut short supersedes the one before
+  /// it: that one's charge (detection, restart, copy) is dropped.
+  void supersede_restore();
   /// Remote checkpoints written by now (every faults.baseline interval).
   void write_remote_checkpoints();
   core::SnapshotHoldings snapshot_holdings() const;
@@ -272,7 +277,7 @@ class SimBackend : public core::Backend {
   struct HeldVersion {
     long long version = 0;
     TimeNs taken_ns = 0;
-    bool committed = false;
+    TimeNs committed_ns = -1;               // replicated to its peers (-1: not, or not yet)
     std::vector<std::vector<int>> holders;  // by rank
     std::vector<std::vector<int>> peers;    // by rank: replicas, holders once committed
   };
@@ -280,10 +285,13 @@ class SimBackend : public core::Backend {
   std::vector<int> memory_of_host_;  // by host
   int next_memory_ = 0;
   std::set<int> dead_memories_;
-  long long remote_version_ = 0;   // what the remote checkpoint holds: the initial state first
-  TimeNs remote_every_ns_ = 0;     // the baseline's checkpoint interval (0: no faults section)
-  TimeNs remote_next_ns_ = 0;      // when the next remote checkpoint starts
-  TimeNs checkpoint_read_ns_ = 0;  // the whole state to or from remote storage
+  // When the latest failure reported happened (none yet: the end of time).
+  TimeNs last_failure_ns_ = std::numeric_limits<TimeNs>::max();
+  bool restore_cut_short_ = false;  // a wait after a restore ended by a failure
+  long long remote_version_ = 0;    // what the remote checkpoint holds: the initial state first
+  TimeNs remote_every_ns_ = 0;      // the baseline's checkpoint interval (0: no faults section)
+  TimeNs remote_next_ns_ = 0;       // when the next remote checkpoint starts
+  TimeNs checkpoint_read_ns_ = 0;   // the whole state to or from remote storage
   /// Each data-parallel group's ring order (ReorderDirective; by group
   /// index, empty: replicas in order); a re-plan to other groups (another
   /// tp, pp, dp or cp) starts them over.

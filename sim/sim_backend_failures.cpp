@@ -138,6 +138,17 @@ void SimBackend::repairs_due(TimeNs by_ns) {
     }
 }
 
+// As in the fault campaigns: the restore a new failure superseded
+// (detection, restart, copy) never happened, only the time until the new
+// failure passed.
+void SimBackend::supersede_restore() {
+  for (auto it = pending_applied_.rbegin(); it != pending_applied_.rend(); ++it)
+    if (it->kind == "restore") {
+      pending_move_ns_ -= std::exchange(it->ns, 0);
+      return;
+    }
+}
+
 bool SimBackend::wait_for_repairs(int ranks) {
   TimeNs back_ns = now_ns_;
   for (int r = 0; r < ranks; ++r) {
@@ -157,15 +168,9 @@ bool SimBackend::wait_for_repairs(int ranks) {
   TimeNs until_ns = back_ns;
   if (gpu_failures_fired_ < gpu_failures_.size())
     until_ns = std::clamp(gpu_failures_[gpu_failures_fired_].at_ns, now_ns_, back_ns);
-  // A recovery cut short is superseded by the next one, as in the fault
-  // campaigns: its restore (detection, restart, copy) never happened, only
-  // the time until the new failure passed.
-  if (until_ns < back_ns)
-    for (auto it = pending_applied_.rbegin(); it != pending_applied_.rend(); ++it)
-      if (it->kind == "restore") {
-        pending_move_ns_ -= std::exchange(it->ns, 0);
-        break;
-      }
+  // A recovery cut short is superseded by the next one, if one follows
+  // (supersede_restore).
+  restore_cut_short_ = until_ns < back_ns;
   // On top of the restart's detection and re-initialisation, as the
   // campaigns charge it: the wait from now until the last of them is back.
   pending_move_ns_ += until_ns - now_ns_;
@@ -214,12 +219,14 @@ std::vector<core::FailureSeen> SimBackend::gpu_failures_due() {
     std::vector<int> taken;
     for (int g : gpus)
       if (take(g, "fail", {})) taken.push_back(g);
-    // A node or rack: each host's memory dies with it, snapshot replicas included.
+    // A node or rack: each host's memory dies with it, snapshot replicas
+    // included (also a host already out, drained for a repair).
     if (gpu_failures_[gpu_failures_fired_].memory) {
       std::set<int> hosts;
-      for (int g : taken) hosts.insert(place_of_gpu_[static_cast<std::size_t>(g)].host);
+      for (int g : gpus) hosts.insert(place_of_gpu_[static_cast<std::size_t>(g)].host);
       for (int host : hosts) lose_host_memory(host);
     }
+    last_failure_ns_ = failed_at;
     // faults.replace host: a failed GPU's (or NIC's) host goes out for the
     // repair, as in the campaigns (replaced_gpus): its other GPUs are
     // drained with it and back with it.
@@ -243,6 +250,7 @@ std::optional<core::FailureSeen> SimBackend::kill_due() {
     if (e.kind != core::FaultEventKind::Kill || e.at_iteration != iteration_) continue;
     if (std::find(kills_fired_.begin(), kills_fired_.end(), k) != kills_fired_.end()) continue;
     kills_fired_.push_back(k);  // once: a restored run replays the iteration
+    last_failure_ns_ = now_ns_;
     return core::FailureSeen{"kill", "rank " + std::to_string(e.rank), now_ns_, iteration_, {}};
   }
   return std::nullopt;

@@ -13,6 +13,7 @@
 //     remote copy is the initial state (version 0).
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "core/snapshot/failure_domains.hpp"
 #include "core/snapshot/rank_state.hpp"
@@ -55,20 +56,27 @@ void SimBackend::hold_version(long long version) {
         memory_of_host_[static_cast<std::size_t>(host)]);
   }
   held_.push_back(std::move(v));
-  // The oldest beyond keep_versions go, while the next one is committed.
-  const auto keep = static_cast<std::size_t>(std::max(1, snapshot_config().keep_versions));
-  while (held_.size() > keep && held_.size() >= 2 && held_[1].committed) held_.pop_front();
+  evict_versions();
 }
 
-void SimBackend::commit_version(long long version) {
-  for (HeldVersion& v : held_) {
-    if (v.version != version || v.committed) continue;
-    v.committed = true;
-    for (std::size_t r = 0; r < v.holders.size(); ++r)
-      v.holders[r].insert(v.holders[r].end(), v.peers[r].begin(), v.peers[r].end());
-  }
+void SimBackend::evict_versions() {
+  // The newest keep_versions, and the newest committed one while newer
+  // ones replicate (or never will: superseded, or cut by a restore).
   const auto keep = static_cast<std::size_t>(std::max(1, snapshot_config().keep_versions));
-  while (held_.size() > keep && held_[1].committed) held_.pop_front();
+  if (held_.size() <= keep) return;
+  std::optional<long long> pinned;
+  for (auto v = held_.rbegin(); v != held_.rend() && !pinned; ++v)
+    if (v->committed_ns >= 0) pinned = v->version;
+  std::deque<HeldVersion> kept;
+  for (std::size_t i = 0; i < held_.size(); ++i)
+    if (i + keep >= held_.size() || held_[i].version == pinned) kept.push_back(std::move(held_[i]));
+  held_ = std::move(kept);
+}
+
+void SimBackend::commit_version(long long version, TimeNs at_ns) {
+  for (HeldVersion& v : held_)
+    if (v.version == version && v.committed_ns < 0) v.committed_ns = at_ns;
+  evict_versions();
 }
 
 void SimBackend::lose_host_memory(int host) {
@@ -78,21 +86,33 @@ void SimBackend::lose_host_memory(int host) {
 }
 
 void SimBackend::restored(long long version, bool from_remote) {
-  if (from_remote) held_.clear();
+  const int ranks = plan_now().gpus();
+  if (from_remote) {
+    held_.clear();
+    // The state read back is in the ranks' memories: restorable from there.
+    if (std::find(snapshots_.begin(), snapshots_.end(), version) == snapshots_.end())
+      snapshots_.push_back(version);
+  }
   while (!held_.empty() && held_.back().version > version) held_.pop_back();
-  if (held_.empty() || held_.back().version != version) {
-    // Read back from remote storage: only the hosts that loaded it hold it.
+  // Restored into another number of ranks (a shrink before the restore):
+  // the old versions' shards are the old ranks'. As the campaigns do after
+  // a resize, the restored state is the only version, held by the ranks'
+  // hosts and replicated again.
+  const bool resized =
+      !held_.empty() && held_.back().holders.size() != static_cast<std::size_t>(ranks);
+  if (resized) held_.clear();
+  const bool fresh = held_.empty() || held_.back().version != version;
+  if (fresh) {
     HeldVersion v;
     v.version = version;
     v.taken_ns = now_ns_;
+    v.holders.resize(static_cast<std::size_t>(ranks));
+    v.peers.resize(static_cast<std::size_t>(ranks));
     held_.push_back(std::move(v));
   }
   HeldVersion& v = held_.back();
-  const int ranks = plan_now().gpus();
   // Each rank's host fetched its state into memory and copied it to the
   // GPU; a rank waiting for its GPU's repair loads it only then.
-  v.holders.resize(std::max(v.holders.size(), static_cast<std::size_t>(ranks)));
-  v.peers.resize(v.holders.size());
   for (int r = 0; r < ranks; ++r) {
     const int gpu = gpu_of_rank(r);
     if (dead_[static_cast<std::size_t>(gpu)]) continue;
@@ -102,6 +122,7 @@ void SimBackend::restored(long long version, bool from_remote) {
     if (std::find(holders.begin(), holders.end(), memory) == holders.end())
       holders.push_back(memory);
   }
+  if (resized) start_replication(version);
 }
 
 void SimBackend::write_remote_checkpoints() {
@@ -120,9 +141,15 @@ void SimBackend::write_remote_checkpoints() {
 core::SnapshotHoldings SimBackend::snapshot_holdings() const {
   core::SnapshotHoldings out;
   for (const HeldVersion& v : held_) {
-    for (std::size_t r = 0; r < v.holders.size(); ++r)
-      out.replicas.add(static_cast<int>(r), v.version, v.holders[r]);
-    if (v.committed) out.committed = v.version;
+    // Peers hold a version once it committed before the latest failure
+    // (a commit due later in the iteration that failure cut is not made).
+    const bool committed = v.committed_ns >= 0 && v.committed_ns <= last_failure_ns_;
+    for (std::size_t r = 0; r < v.holders.size(); ++r) {
+      std::vector<int> holders = v.holders[r];
+      if (committed) holders.insert(holders.end(), v.peers[r].begin(), v.peers[r].end());
+      out.replicas.add(static_cast<int>(r), v.version, std::move(holders));
+    }
+    if (committed) out.committed = v.version;
   }
   out.dead_holders = dead_memories_;
   out.remote = remote_version_;

@@ -20,10 +20,17 @@ namespace parashift::sim {
 void SimBackend::start_replication(long long version) {
   if (!scenario_.faults) return;
   const core::SnapshotConfig& config = scenario_.faults->snapshot;
-  if (config.replicas < 2) return;
   // A newer version supersedes one still replicating (it never commits).
   replication_pairs_.clear();
   replication_alone_ns_ = replication_due_ns_ = -1;
+  replication_left_bytes_ = 0;
+  replicating_version_ = -1;
+  // With no copy to send (one replica, or no peer host in service) the
+  // version is as safe as it will get once in host memory.
+  if (config.replicas < 2) {
+    commit_version(version, now_ns_);
+    return;
+  }
   // Hosts out of service (every GPU failed or drained) receive no replica:
   // the next candidate does, as in the fault campaigns.
   std::set<int> down;
@@ -47,7 +54,10 @@ void SimBackend::start_replication(long long version) {
           memory_of_host_[static_cast<std::size_t>(peer)]);
     }
   }
-  if (replication_pairs_.empty()) return;
+  if (replication_pairs_.empty()) {
+    commit_version(version, now_ns_);
+    return;
+  }
   replicating_version_ = version;
   replication_taken_ns_ = now_ns_;
   if (scenario_.run.contention) {
@@ -70,7 +80,7 @@ void SimBackend::count_replication(TimeNs iteration_start_ns) {
     if (replication_due_ns_ < 0) replication_due_ns_ = iteration_start_ns + replication_alone_ns_;
     if (replication_due_ns_ <= iteration_start_ns + last_->iteration_ns) {
       commits_.push_back({replicating_version_, replication_taken_ns_, replication_due_ns_});
-      commit_version(replicating_version_);
+      commit_version(replicating_version_, replication_due_ns_);
       replication_alone_ns_ = replication_due_ns_ = -1;
       replicating_version_ = -1;
     }
@@ -80,7 +90,7 @@ void SimBackend::count_replication(TimeNs iteration_start_ns) {
   if (last_->snapshot_done_ns >= 0) {
     commits_.push_back({replicating_version_, replication_taken_ns_,
                         iteration_start_ns + last_->snapshot_done_ns});
-    commit_version(replicating_version_);
+    commit_version(replicating_version_, iteration_start_ns + last_->snapshot_done_ns);
     replication_left_bytes_ = 0;
     replicating_version_ = -1;
     return;

@@ -197,7 +197,7 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   // Ranks still on a GPU out of service (the job was waiting for its
   // repair when these failures came) are lost as well: they move to a
   // spare if one is free now, else the shrink accounts for them.
-  for (std::size_t r = 0; r < caps.gpu_of_rank.size() && !lost.empty(); ++r) {
+  for (std::size_t r = 0; r < caps.gpu_of_rank.size() && (!lost.empty() || !links.empty()); ++r) {
     const int gpu = caps.gpu_of_rank[r];
     const auto g = static_cast<std::size_t>(gpu);
     if (g >= caps.back_at_ns.size() || caps.back_at_ns[g] == 0) continue;

@@ -45,7 +45,8 @@ struct VersionChoice {
 /// and there is no remote checkpoint.
 std::optional<VersionChoice> choose_version(const SnapshotHoldings& holdings);
 
-/// "v3000: every replica of rank 0's shard died" for a state loss; empty otherwise.
+/// "v3000 lost: no surviving host memory holds rank 0's shard" for a state
+/// loss; empty otherwise.
 std::string describe_loss(const VersionChoice& choice);
 
 }  // namespace parashift::core

@@ -6,13 +6,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "core/scenario/scenario.hpp"
 #include "core/snapshot/rank_state.hpp"
+#include "core/snapshot/snapshot_holdings.hpp"
 #include "sim/run.hpp"
+#include "sim/sim_backend.hpp"
 
 using namespace parashift;
 
@@ -98,4 +101,55 @@ TEST_CASE("a remote checkpoint written in time saves the state a node failure ta
   const double rerun_ns = 2.0 * static_cast<double>(saved.healthy_iteration_ns) + copy_ns;
   CHECK(extra_ns >= rerun_ns);
   CHECK(extra_ns < rerun_ns + 1e6);
+}
+
+TEST_CASE("the ledger keeps keep_versions and the newest committed, whatever never commits") {
+  // Snapshots before every iteration, 2 kept. On the path network a
+  // snapshot's replication (~0.24 s) commits under the next iteration
+  // (0.84 s), unless a restart ends it: every third version is restored at
+  // once, so it never commits. The ledger must still hold only the newest
+  // two and the newest committed one (v12 is cut, v11 committed: {11, 12}),
+  // not every version since the first that never committed.
+  const core::Scenario s = core::load_scenario(
+      kSmall, {"faults={snapshot: {every: 1, keep_versions: 2}}", "run.network=path"});
+  sim::SimBackend backend(s);
+  backend.step(s.plan);
+  for (long long v = 1; v <= 12; ++v) {
+    backend.apply({core::SnapshotDirective{v}, "test", 0});
+    if (v % 3 == 0) backend.apply({core::RestoreDirective{v}, "cuts its replication", 0});
+    backend.step(s.plan);
+  }
+  const core::SnapshotHoldings held = backend.capabilities().snapshot_holdings();
+  CHECK(held.replicas.versions() == std::set<long long>{11, 12});
+  CHECK(held.committed == 11);
+}
+
+TEST_CASE("a state read back from the remote checkpoint is restorable from memory after") {
+  // v0 restored from remote storage is in the ranks' hosts' memories: a
+  // failure before the next snapshot restores it from there (the runner
+  // chooses it: whole in memory, as new as the remote copy).
+  const core::Scenario s = core::load_scenario(kSmall, {"faults={snapshot: {every: 2}}"});
+  sim::SimBackend backend(s);
+  backend.step(s.plan);
+  backend.apply({core::RestoreDirective{0, true}, "remote", 0});
+  backend.step(s.plan);
+  const auto choice = core::choose_version(backend.capabilities().snapshot_holdings());
+  REQUIRE(choice);
+  CHECK(choice->version == 0);
+  CHECK_FALSE(choice->from_remote);
+  CHECK_NOTHROW(backend.apply({core::RestoreDirective{0}, "from memory", 0}));
+}
+
+TEST_CASE("a cable that cuts off a waiting rank's GPU for good ends the run, cleanly") {
+  // As the first case, but at 5 s the cable from GPU 0's NIC to its leaf
+  // fails instead of node 1: GPU 0, out for node 0's repair, is cut off and
+  // will never come back, so the waiting ranks cannot resume: the run ends
+  // with the reason noted (before, the next step threw "not coming back").
+  const sim::RunSummary run = sim::run_scenario(core::load_scenario(
+      kSmall, {"faults={snapshot: {every: 2, overlap: false, domain: node}, repair: 1h, "
+               "events: [{kind: fail, target: node, id: 0, at: 3s}, "
+               "{kind: fail, target: link, id: \"n0->l0\", at: 5s}]}",
+               "run.iterations=12"}));
+  CHECK(run.ended_on_failure);
+  CHECK(noted(run, "gpus 0-7 failed; no spare GPU and no smaller plan: the run ends"));
 }

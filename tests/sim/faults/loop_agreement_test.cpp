@@ -71,12 +71,12 @@ TEST_CASE("a campaign's seed and the one loop on its draw lose the same share of
       // replicas keep their GPUs in both (the loop put rank r on the r-th
       // live GPU, splitting a tensor-parallel pair: 66.7 %).
       {"gpu_mtbf_hours: 20, spares: 0, replace: gpu, repair: 1h", 2},
-      // 38.52 / 39.32. No spare host: the job waits an hour for host 0; host 1
+      // 38.52 / 38.74. No spare host: the job waits an hour for host 0; host 1
       // fails during the wait, and the job waits for it from its failure
       // (the loop started that repair when it saw the failure, an hour
       // later, and failed GPU 7 again from a draw while it was out: 22.5 %).
       {"gpu_mtbf_hours: 20, spares: 0, repair: 1h", 2},
-      // 62.89 / 63.01 and 91.53 / 89.04: a failure every 12 min over the 24
+      // 62.89 / 61.46 and 91.53 / 89.04: a failure every 12 min over the 24
       // GPU slots, repairs after 20 min; hosts drained, and single GPUs moved.
       {"gpu_mtbf_hours: 5, spares: 8, repair: 20min", 3},
       {"gpu_mtbf_hours: 5, spares: 8, repair: 20min, replace: gpu", 3},
@@ -93,7 +93,7 @@ TEST_CASE("a campaign's seed and the one loop on its draw lose the same share of
       // job waits for it; host 1 fails during the wait, taking the only
       // replica of host 0's ranks' newest version: the remote checkpoint.
       {"node_mtbf_hours: 5, spares: 0, repair: 1h", 2},
-      // 47.95 / 49.06. NIC failures drain their hosts for an hour: the
+      // 47.95 / 48.09. NIC failures drain their hosts for an hour: the
       // second failure takes the spare host, the job waits for host 1; a
       // third fails host 0 during that wait, seen when it happens (the loop
       // saw it only after the wait: 55.0 %).
