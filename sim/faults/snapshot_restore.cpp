@@ -32,8 +32,8 @@ double SnapshotRun::restore(core::RecoveryPlan& plan, TimeNs now, bool& state_lo
   std::optional<long long> chosen;
   if (map.shards().empty()) {
     if (!versions_.empty()) chosen = versions_.back().id;
-  } else {
-    chosen = core::newest_consistent_version(map, dead_holders_);
+  } else if (const auto choice = core::choose_version({map, dead_holders_, {}, {}})) {
+    chosen = choice->version;  // the loop's rule (no remote version here: below)
   }
   std::set<int> lost(pending_lost_.begin(), pending_lost_.end());
   double restored = remote_work_;

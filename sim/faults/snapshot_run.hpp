@@ -48,6 +48,7 @@
 #include "core/snapshot/recovery_plan.hpp"
 #include "core/snapshot/replica_map.hpp"
 #include "core/snapshot/shrink.hpp"
+#include "core/snapshot/snapshot_holdings.hpp"
 #include "sim/faults/policy_run.hpp"
 #include "sim/faults/rank_mapping.hpp"
 #include "sim/kernel.hpp"
