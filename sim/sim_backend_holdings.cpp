@@ -32,11 +32,8 @@ void SimBackend::init_holdings() {
       core::rank_state(scenario_.model, scenario_.plan, scenario_.training.seq_len),
       scenario_.plan);
   checkpoint_read_ns_ = core::transfer_ns(bytes, config.baseline.storage_Bps);
-  const FailureTargets targets = failure_targets(slots_, scenario_.topology);
-  const double per_hour =
-      config.failures_per_hour(targets.gpus, targets.hosts, targets.gpus,
-                               static_cast<int>(targets.fabric_links.size()), targets.racks);
-  const double mtbf_s = per_hour > 0 ? 3600.0 / per_hour : 1e12;
+  const double mtbf_s =
+      mtbf_s_of(failures_per_hour(config, failure_targets(slots_, scenario_.topology)));
   remote_every_ns_ =
       std::max<TimeNs>(1, core::seconds_to_ns(core::checkpoint_interval_s(
                               config.baseline, core::ns_to_s(checkpoint_read_ns_), mtbf_s)));

@@ -197,13 +197,14 @@ bool JobRunner::recover(const std::vector<FailureSeen>& failures) {
   // Ranks still on a GPU out of service (the job was waiting for its
   // repair when these failures came) are lost as well: they move to a
   // spare if one is free now, else the shrink accounts for them.
+  std::vector<bool> is_lost(caps.gpu_of_rank.size(), false);
+  for (const LostRank& l : lost)
+    if (static_cast<std::size_t>(l.rank) < is_lost.size())
+      is_lost[static_cast<std::size_t>(l.rank)] = true;
   for (std::size_t r = 0; r < caps.gpu_of_rank.size() && (!lost.empty() || !links.empty()); ++r) {
     const int gpu = caps.gpu_of_rank[r];
     const auto g = static_cast<std::size_t>(gpu);
-    if (g >= caps.back_at_ns.size() || caps.back_at_ns[g] == 0) continue;
-    if (std::any_of(lost.begin(), lost.end(),
-                    [&](const LostRank& l) { return l.rank == static_cast<int>(r); }))
-      continue;
+    if (is_lost[r] || g >= caps.back_at_ns.size() || caps.back_at_ns[g] == 0) continue;
     lost.push_back({static_cast<int>(r), gpu});
     if (std::find(failed_gpus.begin(), failed_gpus.end(), gpu) == failed_gpus.end())
       failed_gpus.push_back(gpu);

@@ -162,10 +162,8 @@ std::unique_ptr<CampaignSetup> make_campaign_setup(const core::Scenario& scenari
   const topo::Topology& topology = scenario.topology;
   s->slots = make_cluster_slots(topology, config.spares, config.hosts_per_rack);
   s->targets = failure_targets(s->slots, topology);
-  s->failures_per_hour =
-      config.failures_per_hour(s->targets.gpus, s->targets.hosts, s->targets.gpus,
-                               static_cast<int>(s->targets.fabric_links.size()), s->targets.racks);
-  const double mtbf_s = s->failures_per_hour > 0 ? 3600.0 / s->failures_per_hour : 1e12;
+  s->failures_per_hour = failures_per_hour(config, s->targets);
+  const double mtbf_s = mtbf_s_of(s->failures_per_hour);
 
   s->times = std::make_unique<PlanTimes>(scenario);
   s->nominal = s->times->get(scenario.plan);

@@ -62,4 +62,9 @@ FailureTargets failure_targets(const ClusterSlots& slots, const topo::Topology& 
   return t;
 }
 
+double failures_per_hour(const core::FaultConfig& config, const FailureTargets& targets) {
+  return config.failures_per_hour(targets.gpus, targets.hosts, targets.gpus,
+                                  static_cast<int>(targets.fabric_links.size()), targets.racks);
+}
+
 }  // namespace parashift::sim

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/faults/fault_config.hpp"
 #include "core/snapshot/failure_domains.hpp"
 #include "core/snapshot/remap.hpp"
 #include "topologies/topology.hpp"
@@ -35,6 +36,13 @@ struct FailureTargets;
 /// What can fail in a campaign over `slots` of `topology`: every GPU slot
 /// (spares included) with its NIC, every host, rack and fabric cable.
 FailureTargets failure_targets(const ClusterSlots& slots, const topo::Topology& topology);
+/// The whole cluster's failures an hour at `config`'s rates over `targets`
+/// (every kind; a NIC per GPU slot).
+double failures_per_hour(const core::FaultConfig& config, const FailureTargets& targets);
+/// The job's mean time between failures at that rate; 1e12 s for none.
+inline double mtbf_s_of(double failures_per_hour) {
+  return failures_per_hour > 0 ? 3600.0 / failures_per_hour : 1e12;
+}
 
 /// The topology with the slots' spare hosts in the graph, each a copy of the
 /// first host of its rack (how the campaign times flows to it), for the
