@@ -1,7 +1,9 @@
 #include "core/cost/nccl_model.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace parashift::core {
 
@@ -34,8 +36,31 @@ constexpr double kRingLLShare = 0.5;
 constexpr double kRingLL128Share = 0.92;
 constexpr double kTreeShare = 0.92;
 constexpr double kTreeLLShare = 1.0 / 3.8;
+// LL's bus-bandwidth cap across nodes (llMaxBws, Intel hosts): 2 nodes, more.
+constexpr double kLLMaxTwoNodesBps = 39.0e9;
+constexpr double kLLMaxManyNodesBps = 20.4e9;
 
 constexpr NcclProto kProtos[] = {NcclProto::LL, NcclProto::LL128, NcclProto::Simple};
+
+// NCCL's medium-size correction (src/graph/tuning.cc, treeCorrectionFactor,
+// since NCCL 2.6.4): "Trees are not perfectly sticking to the model for
+// medium sizes", a share of the modelled bandwidth per power of two of
+// bytes / 64, from 64 B (index 0) up; rows LL, LL128, Simple.
+constexpr double kMediumSizeShare[3][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+
+// The share above for `bytes`; 1 from index `end` up (NCCL applies the
+// table to trees below index 23 and to NVLS-tree below 24).
+double medium_size_share(NcclProto p, double bytes, int end) {
+  if (bytes < 64.0 || bytes >= 64.0 * static_cast<double>(std::uint64_t{1} << end)) return 1.0;
+  const int index = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(bytes / 64.0))) - 1;
+  return kMediumSizeShare[static_cast<int>(p)][index];
+}
 
 double wire_us(TimeNs ns) {
   return static_cast<double>(ns) * 1e-3;
@@ -45,15 +70,23 @@ TimeNs us_to_ns(double us) {
   return us <= 0 ? 0 : static_cast<TimeNs>(std::llround(us * 1e3));
 }
 
+// NCCL's LL cap for a group over `nodes` nodes (0: none).
+double ll_max_Bps(const NcclFabric& f, int nodes) {
+  if (nodes <= 1) return f.ll_max_node_Bps;
+  return nodes == 2 ? kLLMaxTwoNodesBps : kLLMaxManyNodesBps;
+}
+
 struct Rates {
   double nvlink_Bps = 0;    // one GPU's NVLink at the fabric's efficiency
   double net_node_Bps = 0;  // the group's NICs in one node, likewise
   double ring_Bps = 0;      // ring bus bandwidth, Simple protocol
+  double ll_max_Bps = 0;    // LL protocol's bus-bandwidth cap (0: none)
 };
 
 Rates rates_of(const NcclFabric& f, const GroupLinks& g) {
   Rates r;
   r.nvlink_Bps = g.intra_Bps * f.nvlink_efficiency;
+  r.ll_max_Bps = ll_max_Bps(f, g.nodes());
   const int nics = std::max(1, std::min(g.nic_ranks(), f.nics_per_node));
   r.net_node_Bps = nics * g.inter_Bps * f.nic_efficiency;
   const bool multi = g.ranks > g.ranks_per_node;
@@ -86,15 +119,17 @@ struct Candidate {
 
 // A ring-protocol time: `bus_Bps` is the Simple protocol's bus bandwidth.
 Candidate ring_protocol_time(CollectiveKind kind, double bytes, int n, double bus_Bps,
-                             double latency_us, NcclProto p) {
+                             double latency_us, NcclProto p, double ll_max_Bps) {
   const double share = p == NcclProto::LL      ? kRingLLShare
                        : p == NcclProto::LL128 ? kRingLL128Share
                                                : 1.0;
+  double busbw_Bps = bus_Bps * share;
+  if (p == NcclProto::LL && ll_max_Bps > 0) busbw_Bps = std::min(busbw_Bps, ll_max_Bps);
   Candidate t;
   t.algo = NcclAlgo::Ring;
   t.proto = p;
   t.latency_us = latency_us;
-  t.bandwidth_s = bytes * nccl_bus_factor(kind, n) / (bus_Bps * share);
+  t.bandwidth_s = bytes * nccl_bus_factor(kind, n) / busbw_Bps;
   return t;
 }
 
@@ -120,7 +155,7 @@ Candidate ring_time(CollectiveKind kind, double bytes, const GroupLinks& g, cons
   const double inter_hop = net_hop + wire_us(g.inter_wire_ns);
   const double latency_us =
       kRingBaseUs.of(p) + (steps - inter_steps) * intra_hop + inter_steps * inter_hop;
-  return ring_protocol_time(kind, bytes, n, r.ring_Bps, latency_us, p);
+  return ring_protocol_time(kind, bytes, n, r.ring_Bps, latency_us, p, r.ll_max_Bps);
 }
 
 // Double binary tree (all-reduce): a chain inside each node, a tree of
@@ -134,12 +169,14 @@ Candidate tree_time(double bytes, const GroupLinks& g, const Rates& r, NcclProto
   double share = kTreeShare;
   if (p == NcclProto::LL) share *= kTreeLLShare;
   if (p == NcclProto::LL128) share *= nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+  double busbw_Bps = r.ring_Bps * share;
+  if (p == NcclProto::LL && r.ll_max_Bps > 0) busbw_Bps = std::min(busbw_Bps, r.ll_max_Bps);
+  busbw_Bps *= medium_size_share(p, bytes, 23);
   Candidate t;
   t.algo = NcclAlgo::Tree;
   t.proto = p;
   t.latency_us = latency_us;
-  t.bandwidth_s =
-      bytes * nccl_bus_factor(CollectiveKind::AllReduce, g.ranks) / (r.ring_Bps * share);
+  t.bandwidth_s = bytes * nccl_bus_factor(CollectiveKind::AllReduce, g.ranks) / busbw_Bps;
   return t;
 }
 
@@ -160,7 +197,7 @@ Candidate nvls_time(const NcclFabric& f, double bytes, const GroupLinks& g, cons
   t.algo = NcclAlgo::Nvls;
   t.proto = NcclProto::Simple;
   t.latency_us = latency_us;
-  t.bandwidth_s = bytes / algbw_Bps;
+  t.bandwidth_s = bytes / (algbw_Bps * medium_size_share(NcclProto::Simple, bytes, 24));
   return t;
 }
 
@@ -179,7 +216,7 @@ Candidate p2p_time(const NcclFabric& f, CollectiveKind kind, double bytes, const
   }
   const double hop = multi ? kRingNetHopUs.of(p) + wire_us(g.inter_wire_ns)
                            : kRingNvlinkHopUs.of(p) + wire_us(g.intra_wire_ns);
-  return ring_protocol_time(kind, bytes, n, bus_Bps, kRingBaseUs.of(p) + hop, p);
+  return ring_protocol_time(kind, bytes, n, bus_Bps, kRingBaseUs.of(p) + hop, p, 0.0);
 }
 
 void keep_faster(Candidate& best, const Candidate& candidate, bool& have) {

@@ -48,6 +48,12 @@ struct NcclFabric {
   /// NVLS all-reduce algorithm bandwidth as a share of the NVLink rate:
   /// ~275 of 450 GB/s on 8 H100 (NVIDIA/nccl-tests#212).
   double nvls_algbw_share = 0.61;
+  /// The most bus bandwidth NCCL's LL protocol reaches inside one node, by
+  /// GPU generation (NCCL src/graph/tuning.cc, llMaxBws: Volta 39, Ampere
+  /// 87.7, Hopper 141, Blackwell 282 GB/s); 0: no cap. Across nodes the cap
+  /// is the host CPU's (39 GB/s on 2 nodes, 20.4 beyond, NCCL's Intel
+  /// figures; the CPU is not modelled).
+  double ll_max_node_Bps = 0;
   /// NICs (rails) of one node; one per GPU on DGX/HGX systems.
   int nics_per_node = 8;
   /// The algorithm every collective runs where it can, as NCCL_ALGO pins

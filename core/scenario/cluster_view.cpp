@@ -36,6 +36,18 @@ bool has_nvlink_sharp(const DeviceSpec& device) {
          starts_with(name, "gb200");
 }
 
+// NCCL's LL bandwidth cap on one node by GPU generation (llMaxBws, GB/s).
+double ll_max_node_Bps(const DeviceSpec& device) {
+  std::string name = device.name;
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (starts_with(name, "b200") || starts_with(name, "gb200")) return 282.0e9;
+  if (starts_with(name, "h100") || starts_with(name, "h200")) return 141.0e9;
+  if (starts_with(name, "a100") || starts_with(name, "a800")) return 87.7e9;
+  if (starts_with(name, "v100")) return 39.0e9;
+  return 0.0;
+}
+
 int nics_on_host0(const topo::Topology& t) {
   int nics = 0;
   for (int v = 0; v < t.node_count(); ++v) {
@@ -51,6 +63,7 @@ NcclFabric nccl_fabric_of(const DeviceSpec& device, int gpus_per_node, int nics_
   NcclFabric f;
   f.nvlink_sharp = gpus_per_node > 1 && device.nvlink_Bps > 0 && has_nvlink_sharp(device);
   f.nics_per_node = std::max(1, nics_per_node);
+  f.ll_max_node_Bps = ll_max_node_Bps(device);
   return f;
 }
 

@@ -47,14 +47,15 @@ TEST_CASE("collective_ns: a tiny all-reduce pays LL's latency, one hop per ring 
 TEST_CASE("collective_ns: across nodes a tree beats the ring at small sizes") {
   // 64 ranks, 8 per node, 8 B. Ring LL: 126 steps, 14 across the network:
   // 6.6 + 112 x max(0.6, 1.0 post overhead) + 14 x 2.7 = 156.4 us.
-  // Tree LL: 6.8 + 2 x (7 x 0.6 + log2(8) x 5.0) = 45.2 us.
+  // Tree LL: 6.8 + 2 x (7 x 0.6 + log2(8) x 5.0) = 45.2 us. Both add
+  // 8 x 2 x 63/64 / 20.4 GB/s (NCCL's LL cap beyond 2 nodes) = 1 ns.
   const NcclTime t =
       nccl_collective(cluster().nccl, CollectiveKind::AllReduce, 8, group_links(cluster(), 64, 8));
   CHECK(t.algo == NcclAlgo::Tree);
-  CHECK(t.time_ns == 45'200);
+  CHECK(t.time_ns == 45'201);
   const NcclTime ring = nccl_collective(cluster().nccl, CollectiveKind::AllReduce, 8,
                                         group_links(cluster(), 64, 8), NcclAlgo::Ring);
-  CHECK(ring.time_ns == 156'400);
+  CHECK(ring.time_ns == 156'401);
 }
 
 TEST_CASE("collective_ns: a group with k GPUs per node drives k rails") {
@@ -97,6 +98,52 @@ TEST_CASE("collective_ns: NVLS on an NVLink SHARP node, forced algorithms") {
   const NcclTime four = nccl_collective(c.nccl, CollectiveKind::AllReduce, 8e9,
                                         group_links(c, 32, 8), NcclAlgo::Nvls);
   CHECK(four.bandwidth_ns == 42'553'191);
+}
+
+TEST_CASE(
+    "nccl_collective: NCCL's medium-size share slows NVLS and trees between 64 B and 512 MiB") {
+  ClusterView c = cluster();
+  c.nccl.nvlink_sharp = true;
+  const GroupLinks node = group_links(c, 8, 8);
+  // 16 MiB: log2(2^24 / 64) = 18, Simple share 0.7: NVLS bandwidth term
+  // 16'777'216 / (274.5e9 x 0.7) = 87'313 ns (61'119 ns at full share).
+  const NcclTime mid =
+      nccl_collective(c.nccl, CollectiveKind::AllReduce, 16777216.0, node, NcclAlgo::Nvls);
+  CHECK(mid.bandwidth_ns == 87'313);
+  // 1 GiB: index 24, past the table: the full 274.5 GB/s, 3'911'628 ns.
+  CHECK(nccl_collective(c.nccl, CollectiveKind::AllReduce, 1073741824.0, node, NcclAlgo::Nvls)
+            .bandwidth_ns == 3'911'628);
+  // A tree over 8 nodes at 1 MiB (index 14). The ring's rate is min(NVLink
+  // 0.82 x 450 = 369, 8 NICs x 50 x 0.94 = 376) = 369 GB/s; the tree's
+  // LL128 takes 0.92 x 120/128 of it, times the LL128 share 0.6 (Simple's
+  // is 0.5, LL's cap 20.4 GB/s): 190.96 GB/s, the fastest, so
+  // 1'048'576 x 2 x 63/64 / 190.96e9 = 10'811 ns.
+  const GroupLinks nodes8 = group_links(c, 64, 8);
+  const NcclTime tree_mid =
+      nccl_collective(NcclFabric{}, CollectiveKind::AllReduce, 1048576.0, nodes8, NcclAlgo::Tree);
+  CHECK(tree_mid.proto == NcclProto::LL128);
+  CHECK(tree_mid.bandwidth_ns == 10'811);
+}
+
+TEST_CASE("nccl_collective: LL's bus bandwidth is capped as NCCL caps it") {
+  // Hopper inside one node: 141 GB/s (not half of 369 = 184.5 GB/s).
+  // 1 MiB over 8 ranks, ring LL: 1'048'576 x 1.75 / 141e9 = 13'014 ns.
+  ClusterView c = cluster();
+  c.nccl.ll_max_node_Bps = 141e9;
+  NcclFabric ll_only = c.nccl;
+  const NcclTime capped = nccl_collective(ll_only, CollectiveKind::AllReduce, 1048576.0,
+                                          group_links(c, 8, 8), NcclAlgo::Ring);
+  // The ring's fastest protocol at 1 MiB is then not LL (LL128: 14 + 14 x
+  // 1.9 = 40.6 us + 1'835'008 / 339.5e9 = 5'405 ns; Simple 56 us + 4'973
+  // ns; LL: 15 us + 13'014 ns = 28'014 ns, still the fastest).
+  CHECK(capped.proto == NcclProto::LL);
+  CHECK(capped.bandwidth_ns == 13'014);
+  // Across 2 nodes NCCL's Intel-host figure, 39 GB/s, whatever the GPU.
+  const NcclTime two = nccl_collective(NcclFabric{}, CollectiveKind::AllReduce, 4096.0,
+                                       group_links(c, 16, 8), NcclAlgo::Ring);
+  CHECK(two.proto == NcclProto::LL);
+  // 4096 x 2 x 15/16 / 39e9 = 197 ns.
+  CHECK(two.bandwidth_ns == 197);
 }
 
 TEST_CASE("collective_ns: send/recv, all-to-all and trivial groups") {
@@ -158,14 +205,15 @@ TEST_CASE("parse_nccl_algo names the four choices and nothing else") {
 
 TEST_CASE(
     "a fabric's pinned algorithm (cluster.nccl_algo, NCCL_ALGO) rules where the call says auto") {
-  // 16 nodes, one rank each, 64 MiB: the tuner picks the tree (parashift
+  // 16 nodes, one rank each, 64 KiB: the tuner picks the tree (2 x 4
+  // network levels against the ring's 30 network steps; parashift
   // collectives --nodes 16 --gpus-per-node 1); pinned to ring the same
   // auto call runs the ring, as an explicit Ring does.
   GroupLinks g;
   g.ranks = 16;
   g.intra_Bps = 450e9;
   g.inter_Bps = 50e9;
-  const double bytes = 64.0 * (1 << 20);
+  const double bytes = 64.0 * (1 << 10);
   CHECK(nccl_collective(NcclFabric{}, CollectiveKind::AllReduce, bytes, g).algo == NcclAlgo::Tree);
   NcclFabric ring;
   ring.algo = NcclAlgo::Ring;

@@ -118,32 +118,39 @@ TEST_CASE("published nccl-tests rows: every source is read and predicted") {
   for (const auto& [file, e] : worst) MESSAGE(file, ": worst |error| ", e);
 }
 
+// One H100 node from 2 to 16 MiB: the 10% goal is not met there
+// (docs/collectives.md).
+static bool one_node_miss(const Row& row) {
+  return row.nodes == 1 && row.bytes >= 2 * kMiB && row.bytes <= 16 * kMiB;
+}
+
 TEST_CASE("published nccl-tests rows: bandwidth-bound sizes meet the goals") {
   // Goals (issue #14): busbw within 10% from 1 MiB to 8 GiB on one node,
-  // within 15% on 2-64 nodes. Rows from 512 MiB up on one node, and every
-  // multi-node row.
+  // within 15% on 2-64 nodes. Every such row but the one-node 2-16 MiB ones.
   for (const Row& row : read_rows()) {
-    if (row.bytes < 1 * kMiB || row.bytes > 8192 * kMiB) continue;
-    if (row.nodes == 1 && row.bytes < 512 * kMiB) continue;  // see the next test case
+    if (row.bytes < 1 * kMiB || row.bytes > 8192 * kMiB || one_node_miss(row)) continue;
     const double e = busbw_error(row, predict(row));
     INFO(row.file, ":", row.line, " bytes ", row.bytes, " error ", e);
     CHECK(std::abs(e) <= (row.nodes == 1 ? 0.10 : 0.15));
   }
 }
 
-TEST_CASE("published nccl-tests rows: 1-256 MiB on one H100 node (goal not met)") {
-  // The model's NVLS line (25 us + bytes / 274.5 GB/s) reaches its peak
-  // sooner than the measured curve, which climbs from 67 GB/s busbw at
-  // 1 MiB to 422 at 256 MiB: the model is too fast there by up to ~50%
-  // (docs/collectives.md). This bounds the miss so that it cannot grow
-  // unnoticed; the 10% goal is not met for these sizes.
+TEST_CASE("published nccl-tests rows: 2-16 MiB on one H100 node (goal not met)") {
+  // NVLS's line, 25 us + bytes / (274.5 GB/s x NCCL's medium-size share),
+  // is still too fast there: the measured busbw climbs from 87 GB/s at
+  // 2 MiB to 237 at 16 MiB, the model's from 97 to 261 (8 MiB: 232
+  // against 177, +31%). This bounds the miss so that it cannot grow
+  // unnoticed; it was up to +49% before NCCL's medium-size share.
+  int rows = 0;
   for (const Row& row : read_rows()) {
-    if (row.nodes != 1 || row.bytes < 1 * kMiB || row.bytes >= 512 * kMiB) continue;
+    if (!one_node_miss(row)) continue;
+    ++rows;
     const double e = busbw_error(row, predict(row));
     INFO(row.file, ":", row.line, " bytes ", row.bytes, " error ", e);
     CHECK(e > -0.10);
-    CHECK(e < 0.55);
+    CHECK(e < 0.35);
   }
+  CHECK(rows == 4);  // 2, 4, 8 and 16 MiB
 }
 
 TEST_CASE("published nccl-tests rows: latency-bound sizes within 30%") {

@@ -79,11 +79,12 @@ TEST_CASE("a tree all-reduce alone takes NCCL's time, and a slow link only its e
   const core::DeviceSpec& device = core::device_preset("h100-sxm-80gb");
   const core::NcclFabric fabric = core::cluster_view_of(t, device).nccl;
   const std::vector<int> gpus = one_per_node(16);
-  const double bytes = 64.0 * (1 << 20);
+  const double bytes = 16.0 * (1 << 20);
   const sim::CoflowModel model =
       sim::coflow_model(t, fabric, CollectiveKind::AllReduce, bytes, gpus, 0);
-  // At 64 MiB on 16 nodes NCCL's tuner picks the tree (parashift
-  // collectives --nodes 16 --gpus-per-node 1: tree/Simple up to 64 MiB).
+  // At 16 MiB on 16 nodes NCCL's tuner picks the tree (parashift
+  // collectives --nodes 16 --gpus-per-node 1: tree/LL128 up to 16 MiB, the
+  // ring from 32 MiB, where the tree's medium-size share is 0.6-0.7).
   REQUIRE(sim::runs_as_tree(model, CollectiveKind::AllReduce));
   auto tree = [&](sim::FlowNetwork& net, std::function<void(TimeNs)> done) {
     CHECK(sim::start_collective_coflow(net, fabric, CollectiveKind::AllReduce, bytes, gpus, 0,
