@@ -30,13 +30,4 @@ std::vector<int> shards_without_replica(const ReplicaMap& map, long long version
   return out;
 }
 
-std::optional<long long> newest_consistent_version(const ReplicaMap& map,
-                                                   const std::set<int>& dead_holders) {
-  const std::set<long long> versions = map.versions();
-  for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
-    if (shards_without_replica(map, *it, dead_holders).empty()) return *it;
-  }
-  return std::nullopt;
-}
-
 }  // namespace parashift::core

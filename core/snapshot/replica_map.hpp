@@ -1,10 +1,10 @@
-// Which hosts hold which version of which shard, and the newest version a
-// restore may use: one for which EVERY shard still has at least one replica
-// on a surviving holder (mixing versions would restore an inconsistent model).
+// Which hosts hold which version of which shard, and which shards of a
+// version have no replica left on a surviving holder. A restore may use a
+// version only when EVERY shard still has one (mixing versions would restore
+// an inconsistent model): core::choose_version (snapshot_holdings.hpp).
 #pragma once
 
 #include <map>
-#include <optional>
 #include <set>
 #include <vector>
 
@@ -21,11 +21,6 @@ class ReplicaMap {
  private:
   std::map<int, std::map<long long, std::vector<int>>> shards_;
 };
-
-/// The newest version such that every shard of the map has it on at least
-/// one holder not in `dead_holders`; nullopt when there is none.
-std::optional<long long> newest_consistent_version(const ReplicaMap& map,
-                                                   const std::set<int>& dead_holders);
 
 /// Shards with no surviving replica of `version` (why it is unusable).
 std::vector<int> shards_without_replica(const ReplicaMap& map, long long version,

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <set>
 #include <stdexcept>
 
 #include "core/snapshot/recovery_plan.hpp"
@@ -22,27 +23,23 @@ ReplicaMap hand_built() {
 
 }  // namespace
 
-TEST_CASE("the newest version is used when every shard has it") {
-  CHECK(newest_consistent_version(hand_built(), {}) == 2);
-  // Host 21 gone: shard 1 still has v2 on 20.
-  CHECK(newest_consistent_version(hand_built(), {21}) == 2);
-}
-
-TEST_CASE("a version one shard lost entirely is skipped for an older consistent one") {
-  // Host 10 gone: shard 0's only v2 replica died; v1 survives on 11.
-  CHECK(newest_consistent_version(hand_built(), {10}) == 1);
+TEST_CASE("a shard lacks a version only when every holder of it died") {
+  // Nothing dead: both shards hold v2. Host 21 gone: shard 1 keeps v2 on 20.
+  CHECK(shards_without_replica(hand_built(), 2, {}).empty());
+  CHECK(shards_without_replica(hand_built(), 2, {21}).empty());
+  // Host 10 gone: shard 0's only v2 replica died; its v1 survives on 11.
   CHECK(shards_without_replica(hand_built(), 2, {10}) == std::vector<int>{0});
-}
-
-TEST_CASE("no version when every replica of a shard died") {
-  CHECK_FALSE(newest_consistent_version(hand_built(), {10, 11}).has_value());
+  CHECK(shards_without_replica(hand_built(), 1, {10}).empty());
+  // Hosts 10 and 11 gone: no version of shard 0 is left.
   CHECK(shards_without_replica(hand_built(), 1, {10, 11}) == std::vector<int>{0});
+  CHECK(hand_built().versions() == std::set<long long>{1, 2});
 }
 
-TEST_CASE("a version missing for one shard is not consistent") {
+TEST_CASE("a version a shard never had counts that shard as lacking it") {
   ReplicaMap map = hand_built();
   map.add(2, 1, {30});  // shard 2 has no v2 at all
-  CHECK(newest_consistent_version(map, {}) == 1);
+  CHECK(shards_without_replica(map, 2, {}) == std::vector<int>{2});
+  CHECK(shards_without_replica(map, 1, {}).empty());
 }
 
 TEST_CASE("a restore that moves a shard of a rank that was not lost breaks the invariant") {
