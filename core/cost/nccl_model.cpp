@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 namespace parashift::core {
 
@@ -42,10 +43,11 @@ constexpr double kLLMaxManyNodesBps = 20.4e9;
 
 constexpr NcclProto kProtos[] = {NcclProto::LL, NcclProto::LL128, NcclProto::Simple};
 
-// NCCL's medium-size correction (src/graph/tuning.cc, treeCorrectionFactor,
-// since NCCL 2.6.4): "Trees are not perfectly sticking to the model for
-// medium sizes", a share of the modelled bandwidth per power of two of
-// bytes / 64, from 64 B (index 0) up; rows LL, LL128, Simple.
+// NCCL's medium-size correction (src/graph/tuning.cc, treeCorrectionFactor:
+// introduced in 2.6.4, these values since 2.10.3): "Trees are not perfectly
+// sticking to the model for medium sizes", a share of the modelled bandwidth
+// per power of two of bytes / 64, from 64 B (index 0) up; rows LL, LL128,
+// Simple.
 constexpr double kMediumSizeShare[3][24] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
      .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
@@ -57,7 +59,11 @@ constexpr double kMediumSizeShare[3][24] = {
 // The share above for `bytes`; 1 from index `end` up (NCCL applies the
 // table to trees below index 23 and to NVLS-tree below 24).
 double medium_size_share(NcclProto p, double bytes, int end) {
-  if (bytes < 64.0 || bytes >= 64.0 * static_cast<double>(std::uint64_t{1} << end)) return 1.0;
+  static_assert(std::size(kMediumSizeShare[0]) == 24);
+  end = std::min(end, 24);
+  // Written so that a NaN size takes the full rate too.
+  if (!(bytes >= 64.0) || !(bytes < 64.0 * static_cast<double>(std::uint64_t{1} << end)))
+    return 1.0;
   const int index = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(bytes / 64.0))) - 1;
   return kMediumSizeShare[static_cast<int>(p)][index];
 }
@@ -323,7 +329,7 @@ std::string nccl_algo_unavailable(const NcclFabric& fabric, CollectiveKind kind,
 
 NcclTime nccl_collective(const NcclFabric& fabric, CollectiveKind kind, double bytes,
                          const GroupLinks& links, NcclAlgo algo) {
-  if (links.ranks <= 1 || bytes <= 0.0) return {};
+  if (links.ranks <= 1 || !(bytes > 0.0)) return {};  // NaN included
   if (algo == NcclAlgo::Auto) algo = fabric.algo;
   const Rates r = rates_of(fabric, links);
   Candidate best;

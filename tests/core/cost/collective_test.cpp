@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "core/cost/estimate.hpp"
 #include "core/cost/nccl_model.hpp"
 
@@ -100,8 +102,7 @@ TEST_CASE("collective_ns: NVLS on an NVLink SHARP node, forced algorithms") {
   CHECK(four.bandwidth_ns == 42'553'191);
 }
 
-TEST_CASE(
-    "nccl_collective: NCCL's medium-size share slows NVLS and trees between 64 B and 512 MiB") {
+TEST_CASE("nccl_collective: NCCL's medium-size share slows trees below 512 MiB, NVLS below 1 GiB") {
   ClusterView c = cluster();
   c.nccl.nvlink_sharp = true;
   const GroupLinks node = group_links(c, 8, 8);
@@ -123,6 +124,8 @@ TEST_CASE(
       nccl_collective(NcclFabric{}, CollectiveKind::AllReduce, 1048576.0, nodes8, NcclAlgo::Tree);
   CHECK(tree_mid.proto == NcclProto::LL128);
   CHECK(tree_mid.bandwidth_ns == 10'811);
+  // A size that is no number prices nothing rather than reading past the table.
+  CHECK(nccl_collective(c.nccl, CollectiveKind::AllReduce, std::nan(""), node).time_ns == 0);
 }
 
 TEST_CASE("nccl_collective: LL's bus bandwidth is capped as NCCL caps it") {
