@@ -27,24 +27,40 @@ bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
 }
 
-// NVLink SHARP needs third-generation NVSwitch: Hopper and later.
-bool has_nvlink_sharp(const DeviceSpec& device) {
+enum class Generation { Other, Volta, Ampere, Hopper, Blackwell };
+
+// The GPU generation of a device, from its name's prefix (any case).
+Generation generation_of(const DeviceSpec& device) {
   std::string name = device.name;
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return starts_with(name, "h100") || starts_with(name, "h200") || starts_with(name, "b200") ||
-         starts_with(name, "gb200");
+  if (starts_with(name, "b200") || starts_with(name, "gb200")) return Generation::Blackwell;
+  if (starts_with(name, "h100") || starts_with(name, "h200")) return Generation::Hopper;
+  if (starts_with(name, "a100") || starts_with(name, "a800")) return Generation::Ampere;
+  if (starts_with(name, "v100")) return Generation::Volta;
+  return Generation::Other;
+}
+
+// NVLink SHARP needs third-generation NVSwitch: Hopper and later.
+bool has_nvlink_sharp(const DeviceSpec& device) {
+  const Generation g = generation_of(device);
+  return g == Generation::Hopper || g == Generation::Blackwell;
 }
 
 // NCCL's LL bandwidth cap on one node by GPU generation (llMaxBws, GB/s).
 double ll_max_node_Bps(const DeviceSpec& device) {
-  std::string name = device.name;
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (starts_with(name, "b200") || starts_with(name, "gb200")) return 282.0e9;
-  if (starts_with(name, "h100") || starts_with(name, "h200")) return 141.0e9;
-  if (starts_with(name, "a100") || starts_with(name, "a800")) return 87.7e9;
-  if (starts_with(name, "v100")) return 39.0e9;
+  switch (generation_of(device)) {
+    case Generation::Blackwell:
+      return 282.0e9;
+    case Generation::Hopper:
+      return 141.0e9;
+    case Generation::Ampere:
+      return 87.7e9;
+    case Generation::Volta:
+      return 39.0e9;
+    case Generation::Other:
+      break;
+  }
   return 0.0;
 }
 
