@@ -82,6 +82,11 @@ double ll_max_Bps(const NcclFabric& f, int nodes) {
   return nodes == 2 ? kLLMaxTwoNodesBps : kLLMaxManyNodesBps;
 }
 
+// `busbw_Bps` of protocol `p` under LL's cap `ll_max_Bps` (0: none).
+double ll_capped(double busbw_Bps, NcclProto p, double ll_max_Bps) {
+  return p == NcclProto::LL && ll_max_Bps > 0 ? std::min(busbw_Bps, ll_max_Bps) : busbw_Bps;
+}
+
 struct Rates {
   double nvlink_Bps = 0;    // one GPU's NVLink at the fabric's efficiency
   double net_node_Bps = 0;  // the group's NICs in one node, likewise
@@ -129,8 +134,7 @@ Candidate ring_protocol_time(CollectiveKind kind, double bytes, int n, double bu
   const double share = p == NcclProto::LL      ? kRingLLShare
                        : p == NcclProto::LL128 ? kRingLL128Share
                                                : 1.0;
-  double busbw_Bps = bus_Bps * share;
-  if (p == NcclProto::LL && ll_max_Bps > 0) busbw_Bps = std::min(busbw_Bps, ll_max_Bps);
+  const double busbw_Bps = ll_capped(bus_Bps * share, p, ll_max_Bps);
   Candidate t;
   t.algo = NcclAlgo::Ring;
   t.proto = p;
@@ -175,9 +179,8 @@ Candidate tree_time(double bytes, const GroupLinks& g, const Rates& r, NcclProto
   double share = kTreeShare;
   if (p == NcclProto::LL) share *= kTreeLLShare;
   if (p == NcclProto::LL128) share *= nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
-  double busbw_Bps = r.ring_Bps * share;
-  if (p == NcclProto::LL && r.ll_max_Bps > 0) busbw_Bps = std::min(busbw_Bps, r.ll_max_Bps);
-  busbw_Bps *= medium_size_share(p, bytes, 23);
+  const double busbw_Bps =
+      ll_capped(r.ring_Bps * share, p, r.ll_max_Bps) * medium_size_share(p, bytes, 23);
   Candidate t;
   t.algo = NcclAlgo::Tree;
   t.proto = p;

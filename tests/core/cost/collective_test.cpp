@@ -133,12 +133,11 @@ TEST_CASE("nccl_collective: LL's bus bandwidth is capped as NCCL caps it") {
   // 1 MiB over 8 ranks, ring LL: 1'048'576 x 1.75 / 141e9 = 13'014 ns.
   ClusterView c = cluster();
   c.nccl.ll_max_node_Bps = 141e9;
-  NcclFabric ll_only = c.nccl;
-  const NcclTime capped = nccl_collective(ll_only, CollectiveKind::AllReduce, 1048576.0,
+  const NcclTime capped = nccl_collective(c.nccl, CollectiveKind::AllReduce, 1048576.0,
                                           group_links(c, 8, 8), NcclAlgo::Ring);
-  // The ring's fastest protocol at 1 MiB is then not LL (LL128: 14 + 14 x
-  // 1.9 = 40.6 us + 1'835'008 / 339.5e9 = 5'405 ns; Simple 56 us + 4'973
-  // ns; LL: 15 us + 13'014 ns = 28'014 ns, still the fastest).
+  // Capped, LL is still the ring's fastest protocol at 1 MiB: LL 15 us +
+  // 13'014 ns = 28'014 ns; LL128 14 + 14 x 1.9 = 40.6 us + 1'835'008 /
+  // 339.5e9 = 5'405 ns; Simple 56 us + 4'973 ns.
   CHECK(capped.proto == NcclProto::LL);
   CHECK(capped.bandwidth_ns == 13'014);
   // Across 2 nodes NCCL's Intel-host figure, 39 GB/s, whatever the GPU.
