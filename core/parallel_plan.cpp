@@ -99,6 +99,13 @@ Precision parse_precision(const std::string& text) {
   return parse_enum(text, kPrecisions);
 }
 
+double ParallelPlan::full_recompute_share(int model_layers) const {
+  if (recompute != Recompute::Full) return 0.0;
+  if (recompute_layers <= 0) return 1.0;
+  const double stage_layers = static_cast<double>(model_layers) / (pp * virtual_stages);
+  return stage_layers > 0 ? std::min(1.0, recompute_layers / stage_layers) : 1.0;
+}
+
 std::vector<std::string> ParallelPlan::problems(const ModelSpec& model, int seq_len,
                                                 int gpu_count) const {
   std::vector<std::string> out;
@@ -151,6 +158,17 @@ std::vector<std::string> ParallelPlan::problems(const ModelSpec& model, int seq_
     out.push_back("schedule: interleaved_1f1b needs micro-batches (" + text(micro_batches()) +
                   ") to be a multiple of pp=" + text(pp));
   }
+  if (recompute_layers < 0) {
+    out.push_back("recompute_layers: expected an integer >= 0, found " + text(recompute_layers));
+  } else if (recompute_layers > 0 && recompute != Recompute::Full) {
+    out.push_back("recompute_layers: " + text(recompute_layers) +
+                  " layers recomputed need recompute full, found " + to_string(recompute));
+  } else if (recompute_layers > 0 && pp * virtual_stages <= model.layers &&
+             recompute_layers > (model.layers + pp * virtual_stages - 1) / (pp * virtual_stages)) {
+    out.push_back("recompute_layers: " + text(recompute_layers) +
+                  " exceeds the layers of a stage (" +
+                  text((model.layers + pp * virtual_stages - 1) / (pp * virtual_stages)) + ")");
+  }
   if (sequence_parallel && tp == 1) {
     out.push_back("sequence_parallel: needs tp > 1");
   }
@@ -189,6 +207,7 @@ std::string ParallelPlan::label() const {
   if (virtual_stages > 1) s += " v" + std::to_string(virtual_stages);
   s += " mb" + std::to_string(micro_batch) + " " + to_string(schedule) +
        " rc:" + to_string(recompute);
+  if (recompute == Recompute::Full && recompute_layers > 0) s += std::to_string(recompute_layers);
   if (sequence_parallel) s += " sp";
   s += std::string(" os:") + to_string(optimizer_sharding) + " " + to_string(precision);
   if (sync != SyncMode::Flat) s += std::string(" sync:") + to_string(sync);

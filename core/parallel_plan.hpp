@@ -40,6 +40,11 @@ struct ParallelPlan {
   int global_batch = 1;    // sequences per iteration
   Schedule schedule = Schedule::OneFOneB;
   Recompute recompute = Recompute::None;
+  /// With recompute full: how many layers of each (virtual) stage are
+  /// recomputed, the rest keeping their activations (Megatron's
+  /// --recompute-method block --recompute-num-layers; fms-fsdp's fraction of
+  /// checkpointed blocks). 0: every layer.
+  int recompute_layers = 0;
   bool sequence_parallel = false;
   OptimizerSharding optimizer_sharding = OptimizerSharding::None;
   Precision precision = Precision::Bf16;
@@ -50,6 +55,12 @@ struct ParallelPlan {
   CompressionSpec compression;
 
   int gpus() const { return tp * pp * dp * cp; }
+  /// The share of a stage's layers recomputed in full: 0 without full
+  /// recompute, 1 with every layer, recompute_layers over the (virtual)
+  /// stage's share of `model_layers` otherwise (at most 1). The one reading
+  /// of recompute_layers for time (core/cost/work_profile.cpp) and memory
+  /// (core/cost/memory.cpp).
+  double full_recompute_share(int model_layers) const;
   /// Micro-batches each data-parallel replica runs per iteration.
   int micro_batches() const { return global_batch / (dp * micro_batch); }
   /// Whether replicas may run different numbers of micro-batches (a

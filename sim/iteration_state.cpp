@@ -92,7 +92,8 @@ void set_layer_comm(Worker& w, const core::LayerWork& layer, const std::vector<i
                     const PathModel& paths, const core::NcclFabric& fabric) {
   auto calls_ns = [&](const core::CollectiveCall& call, const std::vector<int>& gpus) -> TimeNs {
     if (call.count == 0 || gpus.size() < 2) return 0;
-    return call.count * ring_collective_ns(paths, fabric, call.kind, call.bytes, gpus);
+    return std::llround(call.count * static_cast<double>(ring_collective_ns(
+                                         paths, fabric, call.kind, call.bytes, gpus)));
   };
   // With sequence parallelism each all-gather has its reduce-scatter twin.
   w.tp_forward_ns_per_layer =

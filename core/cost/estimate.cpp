@@ -17,7 +17,8 @@ double ns(TimeNs t) {
 
 TimeNs calls_ns(const CollectiveCall& c, int ranks, int per_node, const ClusterView& cluster) {
   if (c.count <= 0) return 0;
-  return c.count * collective_ns(c.kind, c.bytes, ranks, per_node, cluster);
+  return std::llround(
+      c.count * static_cast<double>(collective_ns(c.kind, c.bytes, ranks, per_node, cluster)));
 }
 
 }  // namespace
@@ -72,7 +73,8 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   if (options.tp_comm_overlap) {
     const TimeNs gemm_fwd = layer.gemm_forward_ns;
     const TimeNs gemm_bwd =
-        2 * layer.gemm_forward_ns + (plan.recompute == Recompute::Full ? layer.gemm_forward_ns : 0);
+        2 * layer.gemm_forward_ns + std::llround(plan.full_recompute_share(model.layers) *
+                                                 static_cast<double>(layer.gemm_forward_ns));
     const double kept = 1.0 - options.tp_overlap_share;
     auto exposed = [kept](TimeNs comm, TimeNs gemm) {
       const auto part = static_cast<TimeNs>(kept * static_cast<double>(comm));

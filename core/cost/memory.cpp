@@ -60,15 +60,20 @@ double layer_activation_bytes(const ModelSpec& model, const ParallelPlan& plan, 
   const ActivationTerms terms = activation_terms(model);
   const double unsplit = plan.sequence_parallel ? terms.unsplit_per_sbh / t : terms.unsplit_per_sbh;
   const double scores = model.attention == AttentionKernel::Unfused ? 5.0 * a * s / h : 4.0 * a / h;
+  const double kept = sbh * (unsplit + (terms.split_per_sbh + scores) / t);
   switch (plan.recompute) {
-    case Recompute::Full:
-      return 2.0 * sbh / (plan.sequence_parallel ? t : 1.0);  // the layer input only
+    case Recompute::Full: {
+      // A recomputed layer keeps its input only; with recompute_layers the
+      // others keep everything: the mean over the stage's layers.
+      const double share = plan.full_recompute_share(model.layers);
+      return share * 2.0 * sbh / (plan.sequence_parallel ? t : 1.0) + (1.0 - share) * kept;
+    }
     case Recompute::Selective:
       return sbh * (unsplit + terms.split_per_sbh / t);  // the attention core is recomputed
     case Recompute::None:
       break;
   }
-  return sbh * (unsplit + (terms.split_per_sbh + scores) / t);
+  return kept;
 }
 
 double in_flight_micro_batches(const ParallelPlan& plan) {

@@ -30,7 +30,7 @@ constexpr double kAdamBytesPerParam = 34.0;
 // and the loss (~8 B per logit) forward, the softmax gradient (~8 B) backward.
 constexpr double kLossBytesPerLogit = 8.0;
 
-CollectiveCall call(CollectiveKind kind, double bytes, int count) {
+CollectiveCall call(CollectiveKind kind, double bytes, double count) {
   CollectiveCall c;
   c.kind = kind;
   c.bytes = count > 0 ? bytes : 0.0;
@@ -142,7 +142,7 @@ WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device, const
                         : elementwise_fwd_s + 0.5 * gemm_fwd_s;
       break;
     case Recompute::Full:
-      recompute_s = forward_s;
+      recompute_s = forward_s * plan.full_recompute_share(model.layers);
       break;
   }
   layer.recompute_ns = seconds_to_ns(recompute_s);
@@ -150,7 +150,7 @@ WorkProfile work_profile(const ModelSpec& model, const DeviceSpec& device, const
   // Tensor parallelism: two collectives per layer each way on b*s/c*h activations.
   const double act_bytes = tokens * h * kActivationBytes;
   const int tp_calls = plan.tp > 1 ? 2 : 0;
-  const int tp_recompute_calls = plan.recompute == Recompute::Full ? tp_calls : 0;
+  const double tp_recompute_calls = tp_calls * plan.full_recompute_share(model.layers);
   if (plan.sequence_parallel) {
     layer.tp_forward = call(CollectiveKind::AllGather, act_bytes, tp_calls);
     layer.tp_forward_scatter = call(CollectiveKind::ReduceScatter, act_bytes, tp_calls);

@@ -22,7 +22,7 @@ const char* to_string(CollectiveKind kind);
 struct CollectiveCall {
   CollectiveKind kind = CollectiveKind::AllReduce;
   double bytes = 0;
-  int count = 0;
+  double count = 0;  // calls per layer: a mean where only some layers recompute
 };
 
 /// Work of one transformer layer for one micro-batch on one GPU.

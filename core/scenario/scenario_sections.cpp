@@ -127,6 +127,9 @@ void read_plan(YamlFields& top, const YamlFields& training, Scenario& s,
   };
   enum_field("schedule", parse_schedule, p.schedule);
   enum_field("recompute", parse_recompute, p.recompute);
+  // 0, as when left out: every layer (plan_overrides writes it so).
+  p.recompute_layers = static_cast<int>(
+      std::min<long long>(plan.nonnegative_int64("recompute_layers", 0), 1'000'000'000));
   enum_field("optimizer_sharding", parse_optimizer_sharding, p.optimizer_sharding);
   if (auto sp = plan.optional_bool("sequence_parallel")) p.sequence_parallel = *sp;
   enum_field("sync", parse_sync_mode, p.sync);

@@ -53,6 +53,8 @@ enum Col : int {
   kDerivedTime,
   kGroup,
   kSchedule,
+  kMfu,
+  kHfu,
   kColumnCount
 };
 
@@ -93,6 +95,8 @@ constexpr std::array<ColumnName, kColumnCount> kColumns{{
     {"derived_iteration_time_s", false},
     {"group", false},
     {"schedule", false},
+    {"reported_mfu_pct", false},
+    {"reported_hfu_pct", false},
 }};
 
 // A cell that should hold a number but does not: the row is malformed.
@@ -415,6 +419,20 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
     if (recompute.empty()) {
       p.recompute = Recompute::None;
       defaulted("act_recompute=none");
+    } else if (recomputes_some_blocks(recompute)) {
+      // Whole blocks of some layers, none of the others: the share from the
+      // row's HFU / MFU, else every layer.
+      p.recompute = Recompute::Full;
+      const double stage_layers = static_cast<double>(*layers) / (p.pp * p.virtual_stages);
+      if (auto f = recomputed_block_share(row.number(kMfu), row.number(kHfu))) {
+        const long k = std::lround(*f * stage_layers);
+        if (k == 0) p.recompute = Recompute::None;
+        p.recompute_layers = static_cast<double>(k) < stage_layers ? static_cast<int>(k) : 0;
+        defaulted("recomputed blocks from HFU/MFU: " + std::to_string(k) + " of " +
+                  std::to_string(std::lround(stage_layers)) + " per stage");
+      } else {
+        defaulted("recomputed blocks not stated: all");
+      }
     } else if (auto r = recompute_from_text(recompute)) {
       p.recompute = *r;
     } else {

@@ -75,6 +75,17 @@ std::optional<std::string> device_for_gpu_type(const std::string& text, std::str
 std::optional<Precision> precision_from_text(const std::string& text);
 std::optional<OptimizerSharding> sharding_from_text(const std::string& text);
 std::optional<Recompute> recompute_from_text(const std::string& text);
+/// Whether a recompute cell names checkpointing of a fraction of whole
+/// blocks (fms-fsdp's "Selective AC", Megatron's block method): full
+/// recompute of some layers, none of the others.
+bool recomputes_some_blocks(const std::string& text);
+/// The fraction of blocks recomputed in full, read from a row's reported
+/// hardware and model FLOPs utilisation: HFU counts the recomputed forward
+/// (2 of a layer's 6 FLOPs per parameter and token) and MFU does not, so
+/// HFU / MFU = 1 + f / 3 whatever the speed. Clamped to [0, 1]; nullopt
+/// unless both are positive.
+std::optional<double> recomputed_block_share(std::optional<double> mfu_pct,
+                                             std::optional<double> hfu_pct);
 std::optional<bool> yes_no_from_text(const std::string& text);
 /// The number a cell starts with ("8192 (default cfg)" -> 8192); nullopt
 /// when the cell does not start with one or trails anything but a comment.

@@ -1,5 +1,6 @@
 // The keyword recognisers of published-run cells (declared in
 // published_run.hpp and text_match.hpp).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -111,6 +112,18 @@ std::optional<Recompute> recompute_from_text(const std::string& text) {
   if (has(t, "full") || has(t, "implied")) return Recompute::Full;
   if (t == "none" || t == "no" || t == "off" || t == "false") return Recompute::None;
   return std::nullopt;
+}
+
+bool recomputes_some_blocks(const std::string& text) {
+  const std::string t = lower(text);
+  return has(t, "fraction of blocks") || has(t, "recompute-method block") ||
+         has(t, "recompute_method block");
+}
+
+std::optional<double> recomputed_block_share(std::optional<double> mfu_pct,
+                                             std::optional<double> hfu_pct) {
+  if (!mfu_pct || !hfu_pct || *mfu_pct <= 0 || *hfu_pct <= 0) return std::nullopt;
+  return std::clamp(3.0 * (*hfu_pct / *mfu_pct - 1.0), 0.0, 1.0);
 }
 
 std::optional<bool> yes_no_from_text(const std::string& text) {

@@ -299,18 +299,20 @@ core::WorkProfile executor_work_profile(const ExecutorJob& job, const Calibratio
   // Forward, and backward with what recompute reruns; gathers and scatters
   // under sequence parallelism.
   const double bytes = fops.tp_bytes_each;
+  auto calls = [](int count) { return static_cast<double>(count); };
   if (job.plan->sequence_parallel) {
     using core::CollectiveKind;
-    w.layer.tp_forward = {CollectiveKind::AllGather, bytes, fops.tp_all_gathers};
-    w.layer.tp_forward_scatter = {CollectiveKind::ReduceScatter, bytes, fops.tp_reduce_scatters};
+    w.layer.tp_forward = {CollectiveKind::AllGather, bytes, calls(fops.tp_all_gathers)};
+    w.layer.tp_forward_scatter = {CollectiveKind::ReduceScatter, bytes,
+                                  calls(fops.tp_reduce_scatters)};
     w.layer.tp_backward = {CollectiveKind::AllGather, bytes,
-                           bops.tp_all_gathers + rops.tp_all_gathers};
+                           calls(bops.tp_all_gathers + rops.tp_all_gathers)};
     w.layer.tp_backward_scatter = {CollectiveKind::ReduceScatter, bytes,
-                                   bops.tp_reduce_scatters + rops.tp_reduce_scatters};
+                                   calls(bops.tp_reduce_scatters + rops.tp_reduce_scatters)};
   } else {
-    w.layer.tp_forward = {core::CollectiveKind::AllReduce, bytes, fops.tp_all_reduces};
+    w.layer.tp_forward = {core::CollectiveKind::AllReduce, bytes, calls(fops.tp_all_reduces)};
     w.layer.tp_backward = {core::CollectiveKind::AllReduce, bytes,
-                           bops.tp_all_reduces + rops.tp_all_reduces};
+                           calls(bops.tp_all_reduces + rops.tp_all_reduces)};
   }
   w.layer.gemm_forward_ns = to_ns(fwd.gemm_s);
   w.layer.attention_forward_ns = to_ns(fwd.attention_s);

@@ -50,6 +50,9 @@ std::string executor_plan_problem(const core::ParallelPlan& plan, int seq_len) {
     return "plan.recompute: full with schedule zb_h1 (its weight passes would need the whole "
            "forward again); expected none or selective" +
            tail;
+  if (plan.recompute == core::Recompute::Full && plan.recompute_layers > 0)
+    return "plan.recompute_layers: recomputing " + std::to_string(plan.recompute_layers) +
+           " layers of each stage; expected every layer (leave recompute_layers out)" + tail;
   if (plan.optimizer_sharding == core::OptimizerSharding::Fsdp)
     return "plan.optimizer_sharding: expected none or distributed, found fsdp" + tail;
   const long long tokens = static_cast<long long>(seq_len) * plan.micro_batch;

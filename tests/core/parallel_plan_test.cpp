@@ -131,3 +131,31 @@ TEST_CASE("sync modes and compressors: what the replicated all-reduce needs") {
   CHECK_THROWS_WITH_AS(parse_sync_mode("tree"),
                        "expected one of flat, hierarchical, delayed, found 'tree'", InputError);
 }
+
+TEST_CASE("recompute_layers: the share of a stage's layers recomputed, and its problems") {
+  ParallelPlan p = plan_8x8x16();            // GPT-3 175B: 96 layers over pp 8, 12 a stage
+  CHECK(p.full_recompute_share(96) == 0.0);  // no recompute
+  p.recompute = Recompute::Full;
+  CHECK(p.full_recompute_share(96) == 1.0);  // every layer (recompute_layers 0)
+  p.recompute_layers = 3;                    // 3 of a stage's 12
+  CHECK(p.full_recompute_share(96) == doctest::Approx(0.25));
+  CHECK(p.problems(gpt3(), 2048, 1024).empty());
+  CHECK(p.label().find("rc:full3") != std::string::npos);
+  // With 2 chunks a rank a (virtual) stage holds 6 layers: 3 is half.
+  p.virtual_stages = 2;
+  p.schedule = Schedule::Interleaved1F1B;
+  CHECK(p.full_recompute_share(96) == doctest::Approx(0.5));
+  p.recompute_layers = 7;  // more than the 6 a chunk holds
+  CHECK(p.problems(gpt3(), 2048, 1024) ==
+        std::vector<std::string>{"recompute_layers: 7 exceeds the layers of a stage (6)"});
+  p.recompute_layers = 3;
+  p.recompute = Recompute::Selective;
+  CHECK(p.problems(gpt3(), 2048, 1024) ==
+        std::vector<std::string>{
+            "recompute_layers: 3 layers recomputed need recompute full, found selective"});
+  CHECK(p.full_recompute_share(96) == 0.0);
+  p.recompute = Recompute::Full;
+  p.recompute_layers = -1;
+  CHECK(p.problems(gpt3(), 2048, 1024) ==
+        std::vector<std::string>{"recompute_layers: expected an integer >= 0, found -1"});
+}

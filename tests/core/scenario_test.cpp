@@ -64,6 +64,30 @@ TEST_CASE("plan.sync and plan.compression are read, and bad values named") {
                        InputError);
 }
 
+TEST_CASE("plan.recompute_layers is read, and refused without full recompute") {
+  const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  // 16 layers over pp 2: 8 a stage, 2 of them recomputed.
+  const Scenario s =
+      parse_scenario(kBase, file, {"plan.recompute=full", "plan.recompute_layers=2"});
+  CHECK(s.plan.recompute_layers == 2);
+  CHECK(s.plan.full_recompute_share(s.model.layers) == doctest::Approx(0.25));
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"plan.recompute_layers=2"}),
+                       doctest::Contains("plan.recompute_layers (set on the command line): 2 "
+                                         "layers recomputed need recompute full, found none"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_scenario(kBase, file, {"plan.recompute=full", "plan.recompute_layers=9"}),
+      doctest::Contains("plan.recompute_layers (set on the command line): 9 exceeds the layers "
+                        "of a stage (8)"),
+      InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_scenario(kBase, file, {"plan.recompute=full", "plan.recompute_layers=-1"}),
+      doctest::Contains("plan.recompute_layers (set on the command line): expected"), InputError);
+  // 0, as plan_overrides writes for a plan without it: every layer.
+  CHECK(parse_scenario(kBase, file, {"plan.recompute=full", "plan.recompute_layers=0"})
+            .plan.full_recompute_share(16) == 1.0);
+}
+
 TEST_CASE("--set refuses to descend into a scalar") {
   CHECK_THROWS_WITH_AS(parse_scenario(kBase, "x.yaml", {"plan.tp.x=1"}),
                        "--set plan.tp.x=1: 'plan.tp' is not a map of fields", InputError);

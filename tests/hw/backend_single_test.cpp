@@ -152,6 +152,13 @@ TEST_CASE("plans and directives the executor does not run are refused clearly") 
                        "the whole forward again); expected none or selective (the hw executor "
                        "does not run it)",
                        core::InputError);
+  plan.schedule = core::Schedule::OneFOneB;
+  plan.recompute_layers = 1;
+  CHECK_THROWS_WITH_AS(hw::HwBackend(test::tiny_model(), test::kTinySeq, 1, plan, opts, world),
+                       "plan.recompute_layers: recomputing 1 layers of each stage; expected "
+                       "every layer (leave recompute_layers out) (the hw executor does not run it)",
+                       core::InputError);
+  plan.recompute_layers = 0;
   plan.recompute = core::Recompute::None;
   plan.schedule = core::Schedule::Interleaved1F1B;
   plan.virtual_stages = 2;

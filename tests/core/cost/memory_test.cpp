@@ -26,6 +26,11 @@ TEST_CASE("activations per layer follow Korthikanti et al. 2022 (GPT-3 175B, t=8
   // Full without SP: 2*sbh = 50'331'648.
   p.sequence_parallel = false;
   CHECK(layer_activation_bytes(m, p, 2048) == doctest::Approx(50'331'648.0));
+  // Full on 3 of a stage's 12 layers: the mean of a quarter keeping the
+  // input and three quarters keeping all, 50'331'648/4 + 3*578'813'952/4 =
+  // 446'693'376.
+  p.recompute_layers = 3;
+  CHECK(layer_activation_bytes(m, p, 2048) == doctest::Approx(446'693'376.0));
 }
 
 TEST_CASE("in-flight micro-batches on stage 0 per schedule") {

@@ -232,3 +232,41 @@ TEST_CASE("XLA of 2023 without Transformer Engine runs attention unfused") {
   // TFLOP/s. About twice the time: more than 1.2x with margin.
   CHECK(r.rows[0].predicted_s > 1.2 * r.rows[1].predicted_s);
 }
+
+TEST_CASE("checkpointing a fraction of blocks: the share from the row's HFU over MFU") {
+  // HFU counts the recomputed forward, 2 of a layer's 6 FLOPs per parameter
+  // and token; MFU does not: HFU/MFU = 1 + f/3. fms-fsdp's 13B row, MFU 61
+  // and HFU 69: f = 3 (69/61 - 1) = 0.393; its 70B row, 55 and 74, past 1.
+  CHECK(recomputed_block_share(61.0, 69.0) == doctest::Approx(0.3934).epsilon(1e-3));
+  CHECK(recomputed_block_share(55.0, 74.0) == 1.0);
+  CHECK(recomputed_block_share(68.0, 68.0) == 0.0);
+  CHECK_FALSE(recomputed_block_share(std::nullopt, 69.0));
+  CHECK_FALSE(recomputed_block_share(61.0, 0.0));
+  CHECK(recomputes_some_blocks("selective (fms-fsdp: full checkpointing of a fraction of blocks)"));
+  CHECK(recomputes_some_blocks("--recompute-method block"));
+  CHECK_FALSE(recomputes_some_blocks("selective (attention core only)"));
+  const std::string header =
+      "row_id,source_group,model,arch_notes,layers,hidden,heads,kv_heads,ffn_hidden,seq_len,vocab,"
+      "gpu_type,num_gpus,gpus_per_node,tp,pp,dp,cp,vp_interleave,micro_batch,global_batch_seqs,"
+      "act_recompute,seq_parallel,precision,optimizer_sharding,framework,notes,"
+      "reported_iteration_time_s,derived_iteration_time_s,reported_mfu_pct,reported_hfu_pct\n";
+  const std::string plan =
+      "Llama 2 13B,SwiGLU,40,5120,40,40,13824,4096,32000,A100-SXM4-80GB,128,8,1,1,128,1,,2,256,"
+      "\"selective (full checkpointing of a fraction of blocks)\",no,BF16,FSDP,fms-fsdp,,,3.81,";
+  const std::string csv = header + "A,G," + plan + "61,69\n" +  // 0.393 x 40 = 15.7: 16 layers
+                          "B,G," + plan + "55,74\n" +           // every layer
+                          "C,G," + plan + "68,68\n" +           // none
+                          "D,G," + plan + ",\n";                // not stated: every layer
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "f.csv"), "f.csv");
+  REQUIRE(r.rows.size() == 4);
+  CHECK(r.rows[0].run.plan.recompute == Recompute::Full);
+  CHECK(r.rows[0].run.plan.recompute_layers == 16);
+  CHECK(r.rows[1].run.plan.recompute == Recompute::Full);
+  CHECK(r.rows[1].run.plan.recompute_layers == 0);
+  CHECK(r.rows[2].run.plan.recompute == Recompute::None);
+  CHECK(r.rows[3].run.plan.recompute == Recompute::Full);
+  CHECK(r.rows[3].run.plan.recompute_layers == 0);
+  // Fewer layers recomputed, less time: A's prediction under B's.
+  CHECK(r.rows[0].predicted_s < r.rows[1].predicted_s);
+  CHECK(r.rows[2].predicted_s < r.rows[0].predicted_s);
+}

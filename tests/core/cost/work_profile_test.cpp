@@ -73,6 +73,14 @@ TEST_CASE("recompute modes cost none < selective < full == forward") {
   CHECK(sel.layer.recompute_ns == sel.layer.attention_forward_ns);
   CHECK(sel.layer.recompute_ns < full.layer.recompute_ns);
   CHECK(full.layer.recompute_ns == full.layer.forward_ns);
+  // Recomputing 3 of a stage's 12 layers (96 over pp 8): a quarter of the
+  // forward per layer on average, and a quarter of the forward's two TP
+  // all-reduces repeated in the backward (2 + 2/4 = 2.5 calls).
+  p.recompute_layers = 3;
+  const WorkProfile some = work_profile(m, d, p, 2048);
+  CHECK(static_cast<double>(some.layer.recompute_ns) ==
+        doctest::Approx(static_cast<double>(full.layer.forward_ns) / 4.0).epsilon(1e-6));
+  CHECK(some.layer.tp_backward.count == doctest::Approx(2.5));
   // Backward covers input and weight gradients: more than the input share.
   CHECK(none.layer.backward_input_ns < none.layer.backward_ns);
   CHECK(none.layer.backward_ns > none.layer.forward_ns);
