@@ -36,6 +36,7 @@ enum Col : int {
   kGpuType,
   kNumGpus,
   kGpusPerNode,
+  kInterNode,
   kTp,
   kPp,
   kDp,
@@ -78,6 +79,7 @@ constexpr std::array<ColumnName, kColumnCount> kColumns{{
     {"gpu_type", true},
     {"num_gpus", true},
     {"gpus_per_node", false},
+    {"inter_node", false},
     {"tp", true},
     {"pp", true},
     {"dp", false},
@@ -185,9 +187,13 @@ ColumnIndex::ColumnIndex(const std::vector<std::string>& header, const std::stri
   }
 }
 
-ClusterView published_cluster(const DeviceSpec& device, int gpus, int gpus_per_node) {
-  // The construction every other command uses (core/scenario/cluster_view.hpp).
-  return cluster_view_of(device, gpus, gpus_per_node);
+ClusterView published_cluster(const DeviceSpec& device, int gpus, int gpus_per_node,
+                              double node_network_Bps) {
+  // The construction every other command uses (core/scenario/cluster_view.hpp),
+  // with the row's network where it states one.
+  ClusterView view = cluster_view_of(device, gpus, gpus_per_node);
+  if (node_network_Bps > 0) view.inter_node_Bps = node_network_Bps / view.gpus_per_node;
+  return view;
 }
 
 namespace {
@@ -362,6 +368,8 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
       run.gpus_per_node = 8;
       defaulted("gpus_per_node=8");
     }
+    if (auto bw = node_network_Bps_from_text(row.text(kInterNode), run.gpus_per_node))
+      run.node_network_Bps = *bw;
 
     // Plan.
     ParallelPlan& p = run.plan;

@@ -41,6 +41,9 @@ struct PublishedRun {
   int seq_len = 0;
   int gpus = 0;
   int gpus_per_node = 8;
+  /// The inter-node bandwidth of one node, one direction, when the row
+  /// states it (inter_node); 0: the device preset's NIC per GPU.
+  double node_network_Bps = 0;
   CostOptions options;
   double measured_s = 0;
   std::vector<std::string> defaults;  // "micro_batch=1", ... one per defaulted cell
@@ -68,7 +71,8 @@ RowReading read_published_run(const ColumnIndex& columns, const CsvRecord& recor
 /// The two-level cluster a run used: NVLink inside a node and one NIC per GPU
 /// at the achievable share of their datasheet rates (nccl-tests bus
 /// bandwidth: ~80% of NVLink, ~90% of the NIC), 2 us and 5 us per ring step.
-ClusterView published_cluster(const DeviceSpec& device, int gpus, int gpus_per_node);
+ClusterView published_cluster(const DeviceSpec& device, int gpus, int gpus_per_node,
+                              double node_network_Bps = 0);
 
 // Keyword recognisers, case-insensitive; nullopt when nothing matches.
 std::optional<std::string> device_for_gpu_type(const std::string& text, std::string* assumption);
@@ -87,6 +91,11 @@ bool recomputes_some_blocks(const std::string& text);
 std::optional<double> recomputed_block_share(std::optional<double> mfu_pct,
                                              std::optional<double> hfu_pct);
 std::optional<bool> yes_no_from_text(const std::string& text);
+/// A node's inter-node bandwidth (bytes/s, one direction) from an inter_node
+/// cell that states it: "8x400 Gb/s ... per node" (NICs x rate), "400 Gb/s
+/// per GPU" (times `gpus_per_node`), "800 Gb/s per node"; nullopt for a cell
+/// that names no rate or does not say what it is of.
+std::optional<double> node_network_Bps_from_text(const std::string& text, int gpus_per_node);
 /// The number a cell starts with ("8192 (default cfg)" -> 8192); nullopt
 /// when the cell does not start with one or trails anything but a comment.
 std::optional<double> leading_number(const std::string& text);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <regex>
 
 #include "core/validation/published_run.hpp"
 #include "core/validation/text_match.hpp"
@@ -124,6 +125,21 @@ std::optional<double> recomputed_block_share(std::optional<double> mfu_pct,
                                              std::optional<double> hfu_pct) {
   if (!mfu_pct || !hfu_pct || *mfu_pct <= 0 || *hfu_pct <= 0) return std::nullopt;
   return std::clamp(3.0 * (*hfu_pct / *mfu_pct - 1.0), 0.0, 1.0);
+}
+
+std::optional<double> node_network_Bps_from_text(const std::string& text, int gpus_per_node) {
+  const std::string t = lower(text);
+  constexpr double kBytesPerGbit = 1e9 / 8.0;
+  std::smatch m;
+  static const std::regex nics(R"((\d+)\s*x\s*(\d+(?:\.\d+)?)\s*gb(?:/s|ps)[^;]*per node)");
+  static const std::regex per(R"((\d+(?:\.\d+)?)\s*gb(?:/s|ps)[^;(]*?per (gpu|node))");
+  if (std::regex_search(t, m, nics))
+    return std::stod(m[1].str()) * std::stod(m[2].str()) * kBytesPerGbit;
+  if (std::regex_search(t, m, per)) {
+    const double rate = std::stod(m[1].str()) * kBytesPerGbit;
+    return m[2].str() == "gpu" ? rate * gpus_per_node : rate;
+  }
+  return std::nullopt;
 }
 
 std::optional<bool> yes_no_from_text(const std::string& text) {

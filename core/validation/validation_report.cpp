@@ -34,7 +34,8 @@ RowPrediction predict_run(const PublishedRun& run) {
 }
 
 RowPrediction predict_run(const PublishedRun& run, const DeviceSpec& device) {
-  const ClusterView cluster = published_cluster(device, run.gpus, run.gpus_per_node);
+  const ClusterView cluster =
+      published_cluster(device, run.gpus, run.gpus_per_node, run.node_network_Bps);
   RowPrediction out;
   out.run = run;
   out.estimate = estimate_iteration(run.model, device, cluster, run.plan, run.seq_len, run.options);

@@ -270,3 +270,37 @@ TEST_CASE("checkpointing a fraction of blocks: the share from the row's HFU over
   CHECK(r.rows[0].predicted_s < r.rows[1].predicted_s);
   CHECK(r.rows[2].predicted_s < r.rows[0].predicted_s);
 }
+
+TEST_CASE("a stated inter-node network is priced; one that does not say of what is not") {
+  // 8 NICs x 400 Gb/s = 3,200 Gb/s = 400e9 B/s a node.
+  CHECK(node_network_Bps_from_text("8x400 Gb/s NDR InfiniBand per node (ConnectX-7)", 8) ==
+        doctest::Approx(400e9));
+  // 400 Gb/s per GPU on 8 GPUs: the same node.
+  CHECK(node_network_Bps_from_text("RDMA backend network, 400 Gb/s per GPU", 8) ==
+        doctest::Approx(400e9));
+  // 400 Gb/s for the node: 50e9 B/s.
+  CHECK(node_network_Bps_from_text("400 Gb/s per node network (\"128 GPUs with 400Gbps\")", 8) ==
+        doctest::Approx(50e9));
+  CHECK_FALSE(node_network_Bps_from_text("InfiniBand NDR 400 Gb/s (report hardware line)", 8));
+  CHECK_FALSE(node_network_Bps_from_text("not stated in the source", 8));
+  CHECK_FALSE(node_network_Bps_from_text("", 8));
+  // The A100 preset's NIC is 200 Gb/s a GPU, 1,600 Gb/s a node; a row
+  // stating 400 Gb/s a node has a quarter of it, and its FSDP gathers over
+  // 16 nodes take longer: the prediction grows.
+  const std::string header =
+      "row_id,source_group,model,arch_notes,layers,hidden,heads,kv_heads,ffn_hidden,seq_len,vocab,"
+      "gpu_type,num_gpus,gpus_per_node,inter_node,tp,pp,dp,cp,vp_interleave,micro_batch,"
+      "global_batch_seqs,act_recompute,seq_parallel,precision,optimizer_sharding,framework,notes,"
+      "reported_iteration_time_s\n";
+  const std::string model =
+      "Llama 2 34B,\"SwiGLU, GQA\",48,8192,64,8,22016,4096,32000,A100-SXM4-80GB,128,8,";
+  const std::string plan = ",1,1,128,1,,2,256,full,no,BF16,FSDP,fms-fsdp,,10.0\n";
+  const std::string csv = header + "A,G," + model + "\"400 Gb/s per node\"" + plan + "B,G," +
+                          model + "\"8x200 Gb/s HDR per node\"" + plan + "C,G," + model + plan;
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "n.csv"), "n.csv");
+  REQUIRE(r.rows.size() == 3);
+  CHECK(r.rows[0].run.node_network_Bps == doctest::Approx(50e9));
+  CHECK(r.rows[0].predicted_s > r.rows[1].predicted_s);
+  // The preset's own rate stated or left out: the same prediction.
+  CHECK(r.rows[1].predicted_s == r.rows[2].predicted_s);
+}
