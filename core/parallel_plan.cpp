@@ -99,6 +99,12 @@ Precision parse_precision(const std::string& text) {
   return parse_enum(text, kPrecisions);
 }
 
+int ParallelPlan::shard_degree() const {
+  if (optimizer_sharding == OptimizerSharding::None) return 1;
+  if (optimizer_sharding == OptimizerSharding::Fsdp && dp_shard > 0) return dp_shard;
+  return dp;
+}
+
 double ParallelPlan::full_recompute_share(int model_layers) const {
   if (recompute != Recompute::Full) return 0.0;
   if (recompute_layers <= 0) return 1.0;
@@ -169,6 +175,14 @@ std::vector<std::string> ParallelPlan::problems(const ModelSpec& model, int seq_
                   " exceeds the layers of a stage (" +
                   text((model.layers + pp * virtual_stages - 1) / (pp * virtual_stages)) + ")");
   }
+  if (dp_shard < 0) {
+    out.push_back("dp_shard: expected an integer >= 0, found " + text(dp_shard));
+  } else if (dp_shard > 0 && optimizer_sharding != OptimizerSharding::Fsdp) {
+    out.push_back("dp_shard: sharding over " + text(dp_shard) +
+                  " ranks needs optimizer_sharding fsdp, found " + to_string(optimizer_sharding));
+  } else if (dp_shard > 0 && dp % dp_shard != 0) {
+    out.push_back("dp_shard: " + text(dp_shard) + " does not divide dp=" + text(dp));
+  }
   if (sequence_parallel && tp == 1) {
     out.push_back("sequence_parallel: needs tp > 1");
   }
@@ -209,7 +223,10 @@ std::string ParallelPlan::label() const {
        " rc:" + to_string(recompute);
   if (recompute == Recompute::Full && recompute_layers > 0) s += std::to_string(recompute_layers);
   if (sequence_parallel) s += " sp";
-  s += std::string(" os:") + to_string(optimizer_sharding) + " " + to_string(precision);
+  s += std::string(" os:") + to_string(optimizer_sharding);
+  if (optimizer_sharding == OptimizerSharding::Fsdp && dp_shard > 0 && dp_shard < dp)
+    s += "/" + std::to_string(dp_shard);  // HSDP
+  s += std::string(" ") + to_string(precision);
   if (sync != SyncMode::Flat) s += std::string(" sync:") + to_string(sync);
   if (compression.enabled()) s += " gc:" + to_string(compression);
   if (order != RankOrder::TpCpDpPp) s += std::string(" order:") + to_string(order);

@@ -47,6 +47,12 @@ struct ParallelPlan {
   int recompute_layers = 0;
   bool sequence_parallel = false;
   OptimizerSharding optimizer_sharding = OptimizerSharding::None;
+  /// With FSDP: the data-parallel ranks that shard parameters, gradients and
+  /// optimizer state (HSDP: torchtitan's data_parallel_shard_degree, PyTorch
+  /// FSDP's HYBRID_SHARD, MaxText's ici_fsdp_parallelism); the dp / dp_shard
+  /// copies of each shard all-reduce its gradients once an iteration.
+  /// 0: the whole data-parallel group.
+  int dp_shard = 0;
   Precision precision = Precision::Bf16;
   SyncMode sync = SyncMode::Flat;
   RankOrder order = RankOrder::TpCpDpPp;
@@ -55,6 +61,10 @@ struct ParallelPlan {
   CompressionSpec compression;
 
   int gpus() const { return tp * pp * dp * cp; }
+  /// The data-parallel ranks each parameter's shards spread over: dp_shard
+  /// under HSDP, dp under FSDP and the distributed optimizer, 1 without
+  /// sharding (core/cost/fsdp.hpp, core/cost/memory.cpp).
+  int shard_degree() const;
   /// The share of a stage's layers recomputed in full: 0 without full
   /// recompute, 1 with every layer, recompute_layers over the (virtual)
   /// stage's share of `model_layers` otherwise (at most 1). The one reading

@@ -152,11 +152,11 @@ class IterationSim {
         g.reported.assign(v_, 0);
         g.bucket_ready.assign(v_, {});
         if (fsdp_) {
+          const std::vector<int> shard_ring = set_fsdp_rings(g, plan_.shard_degree());
           for (int k = 0; k < v_; ++k) {
             const int v = virtual_stage(stages_, s, k);
             g.fsdp_chunk.push_back(fsdp_group_comm(paths_, fabric_, profile_, *in_.model,
-                                                   g.tp_rings[0], v == 0,
-                                                   v == virtual_stages_ - 1));
+                                                   shard_ring, v == 0, v == virtual_stages_ - 1));
           }
         }
       }
@@ -326,18 +326,22 @@ class IterationSim {
     if (plan_.dp == 1) return;
     const Worker& w = workers_[wi];
     DpGroup& g = groups_[w.cp_rank + plan_.cp * w.stage];
-    if (fsdp_) {
+    const int v = virtual_stage(stages_, w.stage, chunk);
+    const double chunk_params =
+        core::stage_params_on_gpu(profile_, in_.model->tied_embeddings, chunk_layers(w, chunk),
+                                  v == 0, v == virtual_stages_ - 1);
+    if (fsdp_ && g.replica_rings.empty()) {
       // Gradients were reduce-scattered after every backward pass: nothing queues.
       if (++g.reported[chunk] == plan_.dp) ++g.chunks_queued;
       pump(g);
       return;
     }
-    const int v = virtual_stage(stages_, w.stage, chunk);
-    const double chunk_params =
-        core::stage_params_on_gpu(profile_, in_.model->tied_embeddings, chunk_layers(w, chunk),
-                                  v == 0, v == virtual_stages_ - 1);
+    // HSDP: the replicas all-reduce the chunk's gradient shards, a layer's
+    // after its backward (each FSDP unit's, as PyTorch's HYBRID_SHARD).
+    const double params = fsdp_ ? chunk_params / plan_.shard_degree() : chunk_params;
     const int buckets =
-        std::max(1, static_cast<int>(std::ceil(chunk_params / bucket_params(plan_.dp))));
+        fsdp_ ? std::max(1, chunk_layers(w, chunk))
+              : std::max(1, static_cast<int>(std::ceil(params / bucket_params(plan_.dp))));
     auto& ready = g.bucket_ready[chunk];
     if (ready.empty()) ready.assign(buckets, 0);
     for (int b = 0; b < buckets; ++b) {
@@ -346,7 +350,7 @@ class IterationSim {
     }
     if (++g.reported[chunk] < plan_.dp) return;
     // Every member has its buckets timed: queue them on the group's stream.
-    const double bucket_bytes = chunk_params / buckets * profile_.grad_bytes_per_param;
+    const double bucket_bytes = params / buckets * profile_.grad_bytes_per_param;
     for (int b = 0; b < buckets; ++b) g.queue.push_back({ready[b], bucket_bytes});
     ++g.chunks_queued;
     pump(g);
@@ -371,9 +375,7 @@ class IterationSim {
     g.queue.pop_front();
     g.streaming = true;
     const TimeNs start = kernel_.now();
-    const CollectiveKind kind = plan_.optimizer_sharding == OptimizerSharding::None
-                                    ? CollectiveKind::AllReduce
-                                    : CollectiveKind::ReduceScatter;
+    const CollectiveKind kind = bucket_kind(g, plan_);
     auto done = [this, &g, start](TimeNs end) {
       g.busy_ns += end - start;
       if (in_.trace != nullptr) in_.trace->collective(g.index, start, end - start);
@@ -382,7 +384,7 @@ class IterationSim {
     };
     start_bucket_sync({kernel_, network_, paths_, fabric_, &g.shape},
                       {&plan_, in_.model, in_.device, profile_.grad_bytes_per_param}, kind,
-                      bucket.bytes, g.tp_rings, static_cast<std::uint64_t>(g.index), done);
+                      bucket.bytes, bucket_rings(g), static_cast<std::uint64_t>(g.index), done);
   }
 
   void sync_done(DpGroup& g) {
@@ -398,9 +400,7 @@ class IterationSim {
     Worker& w = workers_[wi];
     const TimeNs start = std::max(sync_done_ns, w.stats.last_pass_end_ns);
     w.stats.dp_exposed_ns += start - w.stats.last_pass_end_ns;
-    const double updated = plan_.optimizer_sharding == OptimizerSharding::None
-                               ? w.params_on_gpu
-                               : w.params_on_gpu / plan_.dp;
+    const double updated = w.params_on_gpu / plan_.shard_degree();
     w.stats.optimizer_ns = core::seconds_to_ns(updated * profile_.optimizer_s_per_param);
     TimeNs gather = 0;
     if (plan_.optimizer_sharding == OptimizerSharding::Distributed && plan_.dp > 1) {

@@ -70,6 +70,31 @@ core::FsdpComm fsdp_group_comm(const PathModel& paths, const core::NcclFabric& f
           ns(core::CollectiveKind::ReduceScatter, other * grad)};
 }
 
+std::vector<int> set_fsdp_rings(DpGroup& g, int shard) {
+  const int dp = static_cast<int>(g.members.size());
+  shard = std::clamp(shard, 1, std::max(1, dp));
+  g.replica_rings.clear();
+  if (shard < dp) {
+    for (const std::vector<int>& ring : g.tp_rings) {
+      for (int j = 0; j < shard; ++j) {
+        std::vector<int>& copies = g.replica_rings.emplace_back();
+        for (int k = j; k < dp; k += shard) copies.push_back(ring[static_cast<std::size_t>(k)]);
+      }
+    }
+  }
+  return {g.tp_rings[0].begin(), g.tp_rings[0].begin() + shard};
+}
+
+const std::vector<std::vector<int>>& bucket_rings(const DpGroup& g) {
+  return g.replica_rings.empty() ? g.tp_rings : g.replica_rings;
+}
+
+core::CollectiveKind bucket_kind(const DpGroup& g, const core::ParallelPlan& plan) {
+  return plan.optimizer_sharding == core::OptimizerSharding::None || !g.replica_rings.empty()
+             ? core::CollectiveKind::AllReduce
+             : core::CollectiveKind::ReduceScatter;
+}
+
 void start_deferred_syncs(const GradSyncRun& run, const BucketSyncJob& job,
                           std::vector<DpGroup>& groups, const std::vector<Worker>& workers,
                           const std::function<void(DpGroup&)>& done) {

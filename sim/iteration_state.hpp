@@ -108,7 +108,20 @@ struct DpGroup {
   // collectives of the whole group).
   std::vector<core::FsdpComm> fsdp_chunk;
   std::vector<int> fsdp_waiting;
+  // HSDP: per tensor-parallel rank and shard, the GPUs holding that shard in
+  // every replica; their gradients' all-reduce runs as the group's buckets.
+  std::vector<std::vector<int>> replica_rings;
 };
+
+/// FSDP over `shard` of the group's data-parallel ranks (core::FsdpGroups):
+/// fills `g.replica_rings` when the shards have replicas and returns the
+/// first shard group's ring (tensor rank 0's), over which the gathers run.
+std::vector<int> set_fsdp_rings(DpGroup& g, int shard);
+/// The rings a group's buckets run over, and the collective: the replicas'
+/// all-reduce under HSDP, else the plan's sync (all-reduce or, sharded,
+/// reduce-scatter) over the data-parallel rings.
+const std::vector<std::vector<int>>& bucket_rings(const DpGroup& g);
+core::CollectiveKind bucket_kind(const DpGroup& g, const core::ParallelPlan& plan);
 
 /// Delayed sync: starts every group's deferred steps (the previous
 /// iteration's, over its stage's parameters) now, marking it running;

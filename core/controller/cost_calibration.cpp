@@ -276,8 +276,7 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
     double params = 0;
     for (int k = 0; k < plan.virtual_stages; ++k)
       params += chunk_params(virtual_stage(plan.pp, s, k));
-    const double owned =
-        plan.optimizer_sharding == OptimizerSharding::None ? params : params / plan.dp;
+    const double owned = params / plan.shard_degree();
     out.push_back(
         {split_compute([&](const WorkProfile& p) { return owned * p.optimizer_s_per_param * 1e9; }),
          median(times)});
@@ -380,30 +379,26 @@ std::vector<std::pair<CostCalibration::Expected, double>> CostCalibration::rows(
       const int s = entry.first;
       const std::vector<double>& busy = entry.second;
       if (s >= plan.pp) continue;
-      out.push_back({split([&](const ClusterView& view) {
-                       auto ns = [&](CollectiveKind kind, double bytes) {
-                         return bytes > 0
-                                    ? collective_ns(kind, bytes, plan.dp, place.dp_per_node, view)
-                                    : TimeNs{0};
-                       };
-                       double t = 0;
-                       for (int k = 0; k < plan.virtual_stages; ++k) {
-                         const int v = virtual_stage(plan.pp, s, k);
-                         const double other = embedding_params_on_gpu(model.tied_embeddings,
-                                                                      base.params_per_gpu_embedding,
-                                                                      v == 0, v == stages - 1);
-                         const FsdpComm c{
-                             ns(CollectiveKind::AllGather, base.params_per_gpu_layer * 2.0),
-                             ns(CollectiveKind::ReduceScatter,
-                                base.params_per_gpu_layer * base.grad_bytes_per_param),
-                             ns(CollectiveKind::AllGather, other * 2.0),
-                             ns(CollectiveKind::ReduceScatter, other * base.grad_bytes_per_param)};
-                         t += static_cast<double>(fsdp_comm_ns(
-                             c, job.layers_per_virtual_stage[static_cast<std::size_t>(v)]));
-                       }
-                       return plan.micro_batches() * t;
-                     }),
-                     median(busy)});
+      out.push_back(
+          {split([&](const ClusterView& view) {
+             const FsdpGroups groups = fsdp_groups(plan, place.dp_per_node);
+             double t = 0, stage_params = 0;
+             for (int k = 0; k < plan.virtual_stages; ++k) {
+               const int v = virtual_stage(plan.pp, s, k);
+               const double other = embedding_params_on_gpu(
+                   model.tied_embeddings, base.params_per_gpu_embedding, v == 0, v == stages - 1);
+               const FsdpComm c = fsdp_comm_of(view, groups, base.params_per_gpu_layer, other,
+                                               base.grad_bytes_per_param);
+               const int layers = job.layers_per_virtual_stage[static_cast<std::size_t>(v)];
+               t += static_cast<double>(fsdp_comm_ns(c, layers));
+               stage_params += layers * base.params_per_gpu_layer + other;
+             }
+             // HSDP: the replicas' all-reduce, once (as estimate_iteration).
+             return plan.micro_batches() * t +
+                    static_cast<double>(hsdp_replica_sync_ns(view, groups, stage_params,
+                                                             base.grad_bytes_per_param));
+           }),
+           median(busy)});
     }
   }
   return out;

@@ -167,23 +167,21 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
       // Per micro-batch, per layer (core/cost/fsdp.hpp).
       const double layer_params = profile.params_per_gpu_layer;
       const double other_params = std::max(0.0, params - ns(layers) * layer_params);
-      auto gather = [&](double count) {
-        return collective_ns(CollectiveKind::AllGather, count * 2.0, dp, dpn, cluster);
-      };
-      auto scatter = [&](double count) {
-        return collective_ns(CollectiveKind::ReduceScatter, count * profile.grad_bytes_per_param,
-                             dp, dpn, cluster);
-      };
-      const FsdpComm c{gather(layer_params), scatter(layer_params), gather(other_params),
-                       scatter(other_params)};
+      const FsdpGroups groups = fsdp_groups(plan, dpn);
+      const FsdpComm c =
+          fsdp_comm_of(cluster, groups, layer_params, other_params, profile.grad_bytes_per_param);
       const TimeNs mb_comm = fsdp_comm_ns(c, layers);
-      dp_comm = m * mb_comm;
+      // HSDP: the replicas' all-reduce of the gradient shards, once.
+      const TimeNs replica =
+          hsdp_replica_sync_ns(cluster, groups, params, profile.grad_bytes_per_param);
+      dp_comm = m * mb_comm + replica;
       if (options.overlap_param_gather && options.overlap_grad_reduce) {
         const TimeNs layer_fwd = layer.forward_ns + tp_layer / 2;
         const TimeNs layer_bwd = layer.backward_ns + layer.recompute_ns + tp_layer / 2;
         // Each of an interleaved stage's chunks is its own pass.
         dp_exposed = m * std::min(mb_comm, fsdp_forward_exposed_ns(c, layers, layer_fwd, v) +
-                                               fsdp_backward_exposed_ns(c, layers, layer_bwd, v));
+                                               fsdp_backward_exposed_ns(c, layers, layer_bwd, v)) +
+                     overlap_exposed_ns(replica, last_bwd, replica / tail_layers);
       } else {
         dp_exposed = dp_comm;
       }
@@ -192,7 +190,7 @@ IterationEstimate estimate_iteration(const ModelSpec& model, const DeviceSpec& d
   }
 
   // Optimizer step over the parameters this GPU owns.
-  const double owned = plan.optimizer_sharding == OptimizerSharding::None ? params : params / dp;
+  const double owned = params / plan.shard_degree();
   const TimeNs optimizer = seconds_to_ns(owned * profile.optimizer_s_per_param);
 
   IterationEstimate e;

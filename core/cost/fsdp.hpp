@@ -12,6 +12,7 @@
 // working set.
 #pragma once
 
+#include "core/parallel_plan.hpp"
 #include "core/units.hpp"
 
 namespace parashift::core {
@@ -23,6 +24,32 @@ struct FsdpComm {
   TimeNs other_gather_ns = 0;   // the embedding and head parameters the pass holds (0: none)
   TimeNs other_scatter_ns = 0;  // ... and their gradients
 };
+
+/// Whom a data-parallel group's FSDP collectives span. Under HSDP
+/// (plan.dp_shard < dp) each run of dp_shard consecutive data-parallel ranks
+/// shards the parameters and gathers and reduce-scatters among itself; the
+/// ranks holding the same shard in the dp / dp_shard groups (stride
+/// dp_shard) all-reduce its gradients once an iteration, overlapping the
+/// last backward like a bucketed all-reduce (PyTorch FSDP's HYBRID_SHARD).
+/// Per node: `dp_per_node` consecutive data-parallel ranks share one.
+struct FsdpGroups {
+  int shard = 1;             // ranks of a shard group
+  int shard_per_node = 1;    // ... of them on one node
+  int replicas = 1;          // copies of each shard (1: plain FSDP)
+  int replica_per_node = 1;  // ... of them on one node
+};
+FsdpGroups fsdp_groups(const ParallelPlan& plan, int dp_per_node);
+
+struct ClusterView;
+/// The cost model's FSDP collectives of one group: each layer's `layer_params`
+/// and the `other_params` (embedding, head) gathered in BF16 and their
+/// gradients reduce-scattered at `grad_bytes_per_param`, over the shard group.
+FsdpComm fsdp_comm_of(const ClusterView& cluster, const FsdpGroups& groups, double layer_params,
+                      double other_params, double grad_bytes_per_param);
+/// The replicas' all-reduce of the shard of `params` gradients a GPU holds
+/// (0 without replicas).
+TimeNs hsdp_replica_sync_ns(const ClusterView& cluster, const FsdpGroups& groups, double params,
+                            double grad_bytes_per_param);
 
 /// One GPU's share of the embedding and output-head parameters held by a
 /// (virtual) stage that is the first and/or the last: tied embeddings are

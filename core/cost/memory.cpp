@@ -94,7 +94,7 @@ double in_flight_micro_batches(const ParallelPlan& plan) {
 }
 
 double resident_bytes_per_param(const ParallelPlan& plan) {
-  const double dp = plan.dp;
+  const double dp = plan.shard_degree();  // the shard group under HSDP
   switch (plan.optimizer_sharding) {
     case OptimizerSharding::None:
       break;
@@ -112,7 +112,7 @@ MemoryEstimate peak_memory(const ModelSpec& model, const ParallelPlan& plan, int
   const double layer_params = model.layer_params() / plan.tp;
   const double params =
       layers * layer_params + model.vocab * static_cast<double>(model.hidden) / plan.tp;
-  const double dp = plan.dp;
+  const double dp = plan.shard_degree();  // the shard group under HSDP
   MemoryEstimate m;
   m.weights_bytes = kWeightBytes * params;
   m.gradients_bytes = kGradientBytes * params;

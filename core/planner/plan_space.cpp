@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/cost/estimate.hpp"
+
 namespace parashift::core {
 
 namespace {
@@ -109,6 +111,12 @@ bool PlanSpace::staging_ok(const ParallelPlan& plan, const Staging& staging) con
 
 bool PlanSpace::sharding_ok(const ParallelPlan& plan, OptimizerSharding sharding) const {
   return in_.pins.optimizer_sharding || plan.dp > 1 || sharding == OptimizerSharding::None;
+}
+
+int PlanSpace::node_shard(const ParallelPlan& plan) const {
+  if (plan.optimizer_sharding != OptimizerSharding::Fsdp) return 0;
+  const int dpn = group_placement(plan, in_.gpus_per_node).dp_per_node;
+  return dpn > 1 && dpn < plan.dp && plan.dp % dpn == 0 ? dpn : 0;
 }
 
 std::int64_t PlanSpace::count() const {

@@ -63,6 +63,9 @@ class PlanSpace {
   };
   bool staging_ok(const ParallelPlan& plan, const Staging& staging) const;
   bool sharding_ok(const ParallelPlan& plan, OptimizerSharding sharding) const;
+  /// The node-local shard degree of an HSDP variant of an FSDP plan (the
+  /// data-parallel ranks one node holds), 0 when it has none.
+  int node_shard(const ParallelPlan& plan) const;
 
   int layers_ = 0;
   PlanSpaceInput in_;
@@ -110,6 +113,13 @@ void PlanSpace::for_each(Visit&& visit) const {
                   if (!sharding_ok(plan, os)) continue;
                   plan.optimizer_sharding = os;
                   visit(static_cast<const ParallelPlan&>(plan));
+                  // FSDP across nodes: also sharded within a node, replicated
+                  // across (HSDP), when a node holds several data-parallel ranks.
+                  if (const int shard = node_shard(plan); shard > 0) {
+                    plan.dp_shard = shard;
+                    visit(static_cast<const ParallelPlan&>(plan));
+                    plan.dp_shard = 0;
+                  }
                 }
               }
             }

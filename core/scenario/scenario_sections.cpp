@@ -131,6 +131,8 @@ void read_plan(YamlFields& top, const YamlFields& training, Scenario& s,
   p.recompute_layers = static_cast<int>(
       std::min<long long>(plan.nonnegative_int64("recompute_layers", 0), 1'000'000'000));
   enum_field("optimizer_sharding", parse_optimizer_sharding, p.optimizer_sharding);
+  p.dp_shard =
+      static_cast<int>(std::min<long long>(plan.nonnegative_int64("dp_shard", 0), 1'000'000'000));
   if (auto sp = plan.optional_bool("sequence_parallel")) p.sequence_parallel = *sp;
   enum_field("sync", parse_sync_mode, p.sync);
   enum_field("compression", parse_compression, p.compression);

@@ -132,6 +132,30 @@ TEST_CASE("sync modes and compressors: what the replicated all-reduce needs") {
                        "expected one of flat, hierarchical, delayed, found 'tree'", InputError);
 }
 
+TEST_CASE("dp_shard: HSDP's shard degree, its label and its problems") {
+  ParallelPlan p = plan_8x8x16();
+  CHECK(p.shard_degree() == 1);  // no sharding
+  p.optimizer_sharding = OptimizerSharding::Distributed;
+  CHECK(p.shard_degree() == 16);
+  p.optimizer_sharding = OptimizerSharding::Fsdp;
+  CHECK(p.shard_degree() == 16);
+  p.dp_shard = 4;  // 4 shards, 4 replicas of each
+  CHECK(p.shard_degree() == 4);
+  CHECK(p.problems(gpt3(), 2048, 1024).empty());
+  CHECK(p.label().find("os:fsdp/4 ") != std::string::npos);
+  p.dp_shard = 16;  // the whole group: plain FSDP, labelled so
+  CHECK(p.label().find("os:fsdp bf16") != std::string::npos);
+  p.dp_shard = 3;
+  CHECK(p.problems(gpt3(), 2048, 1024) ==
+        std::vector<std::string>{"dp_shard: 3 does not divide dp=16"});
+  p.dp_shard = 4;
+  p.optimizer_sharding = OptimizerSharding::Distributed;
+  CHECK(p.problems(gpt3(), 2048, 1024) ==
+        std::vector<std::string>{
+            "dp_shard: sharding over 4 ranks needs optimizer_sharding fsdp, found distributed"});
+  CHECK(p.shard_degree() == 16);
+}
+
 TEST_CASE("recompute_layers: the share of a stage's layers recomputed, and its problems") {
   ParallelPlan p = plan_8x8x16();            // GPT-3 175B: 96 layers over pp 8, 12 a stage
   CHECK(p.full_recompute_share(96) == 0.0);  // no recompute

@@ -88,6 +88,22 @@ TEST_CASE("plan.recompute_layers is read, and refused without full recompute") {
             .plan.full_recompute_share(16) == 1.0);
 }
 
+TEST_CASE("plan.dp_shard is read, and refused where it cannot shard") {
+  const std::string file = std::string(PARASHIFT_SOURCE_DIR) + "/scenarios/x.yaml";
+  // 16 GPUs, tp 2 pp 2: dp 4, sharded over 2, 2 replicas.
+  const Scenario s =
+      parse_scenario(kBase, file, {"plan.optimizer_sharding=fsdp", "plan.dp_shard=2"});
+  CHECK(s.plan.shard_degree() == 2);
+  CHECK_THROWS_WITH_AS(
+      parse_scenario(kBase, file, {"plan.optimizer_sharding=fsdp", "plan.dp_shard=3"}),
+      doctest::Contains("plan.dp_shard (set on the command line): 3 does not divide dp=4"),
+      InputError);
+  CHECK_THROWS_WITH_AS(parse_scenario(kBase, file, {"plan.dp_shard=2"}),
+                       doctest::Contains("plan.dp_shard (set on the command line): sharding over "
+                                         "2 ranks needs optimizer_sharding fsdp, found none"),
+                       InputError);
+}
+
 TEST_CASE("--set refuses to descend into a scalar") {
   CHECK_THROWS_WITH_AS(parse_scenario(kBase, "x.yaml", {"plan.tp.x=1"}),
                        "--set plan.tp.x=1: 'plan.tp' is not a map of fields", InputError);

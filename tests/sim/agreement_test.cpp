@@ -58,7 +58,7 @@ TEST_CASE("no contention: simulated iteration within 3% of the analytical estima
   }
 }
 
-TEST_CASE("FSDP: the simulator's per-pass gathers and the cost model's agree within 1%") {
+TEST_CASE("FSDP and HSDP: the simulator's per-pass gathers and the cost model's agree within 1%") {
   // tp4 dp64 FSDP on the default scenario (8 micro-batches of 80 layers)
   // and an interleaved FSDP plan (v20: 2 layers
   // a chunk, each chunk's first gather exposed). Both price the same
@@ -69,6 +69,14 @@ TEST_CASE("FSDP: the simulator's per-pass gathers and the cost model's agree wit
        "plan.recompute=none", "plan.optimizer_sharding=fsdp"},
       {"plan.tp=4", "plan.pp=2", "plan.dp=32", "plan.virtual_stages=20", "plan.recompute=none",
        "plan.optimizer_sharding=fsdp"},
+      // HSDP: shard groups of 8 (4 nodes of 2 data-parallel ranks each) and
+      // of 2 (one node), the 8 and 32 replicas all-reducing their gradient
+      // shards after the last backward (the simulator over the replicas'
+      // rings, the cost model's closed form).
+      {"plan.tp=4", "plan.pp=1", "plan.dp=64", "plan.virtual_stages=1", "plan.schedule=1f1b",
+       "plan.recompute=full", "plan.optimizer_sharding=fsdp", "plan.dp_shard=8"},
+      {"plan.tp=4", "plan.pp=1", "plan.dp=64", "plan.virtual_stages=1", "plan.schedule=1f1b",
+       "plan.recompute=full", "plan.optimizer_sharding=fsdp", "plan.dp_shard=2"},
   };
   for (const auto& overrides : plans) {
     const core::Scenario s = core::load_scenario(kDefault, overrides);

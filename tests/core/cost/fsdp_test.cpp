@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "core/cost/cluster_view.hpp"
 #include "core/cost/fsdp.hpp"
 #include "core/cost/overlap.hpp"
 
@@ -52,4 +53,35 @@ TEST_CASE("FSDP: an interleaved stage pays each chunk's first gather, the sum is
             core::fsdp_backward_exposed_ns(layers_only, 2, 25));
   // One layer per pass: nothing hides (every gather is a pass's first).
   CHECK(core::fsdp_forward_exposed_ns(c, 4, 1000, 4) == 4 * 10 + 5);
+}
+
+TEST_CASE("HSDP: who gathers and who all-reduces, per node") {
+  core::ParallelPlan p;
+  p.dp = 128;
+  p.optimizer_sharding = core::OptimizerSharding::Fsdp;
+  // tp 1, 8 data-parallel ranks a node, sharded over the node's 8: 16
+  // replicas of each shard, one a node.
+  p.dp_shard = 8;
+  core::FsdpGroups g = core::fsdp_groups(p, 8);
+  CHECK(g.shard == 8);
+  CHECK(g.shard_per_node == 8);
+  CHECK(g.replicas == 16);
+  CHECK(g.replica_per_node == 1);
+  // tp 4: 2 data-parallel ranks a node; a shard group of 8 spans 4 nodes.
+  p.dp = 64;
+  g = core::fsdp_groups(p, 2);
+  CHECK(g.shard_per_node == 2);
+  CHECK(g.replicas == 8);
+  CHECK(g.replica_per_node == 1);
+  // Sharded over 1 (plain replication): each node's 2 ranks are replicas.
+  p.dp_shard = 1;
+  g = core::fsdp_groups(p, 2);
+  CHECK(g.replicas == 64);
+  CHECK(g.replica_per_node == 2);
+  // Plain FSDP: one shard group, no replicas, no all-reduce.
+  p.dp_shard = 0;
+  g = core::fsdp_groups(p, 2);
+  CHECK(g.shard == 64);
+  CHECK(g.replicas == 1);
+  CHECK(core::hsdp_replica_sync_ns(core::ClusterView{}, g, 1e9, 2.0) == 0);
 }

@@ -123,4 +123,12 @@ TEST_CASE("FSDP holds a layer's gathered parameters and gradients beside its sha
   CHECK(mem.gradients_bytes == doctest::Approx(2.0 * params / 4.0 + 2.0 * layer));
   CHECK(mem.optimizer_bytes == doctest::Approx(12.0 * params / 4.0));
   CHECK(resident_bytes_per_param(p) == doctest::Approx(16.0 / 4.0));
+  // HSDP over 2 of the 4: every shard is half the stage, the gathered layers
+  // the same.
+  p.dp_shard = 2;
+  const MemoryEstimate hybrid = peak_memory(m, p, 2048);
+  CHECK(hybrid.weights_bytes == doctest::Approx(2.0 * params / 2.0 + 2.0 * 2.0 * layer));
+  CHECK(hybrid.gradients_bytes == doctest::Approx(2.0 * params / 2.0 + 2.0 * layer));
+  CHECK(hybrid.optimizer_bytes == doctest::Approx(12.0 * params / 2.0));
+  CHECK(resident_bytes_per_param(p) == doctest::Approx(16.0 / 2.0));
 }

@@ -271,7 +271,7 @@ TEST_CASE("checkpointing a fraction of blocks: the share from the row's HFU over
   CHECK(r.rows[2].predicted_s < r.rows[0].predicted_s);
 }
 
-TEST_CASE("a stated inter-node network is priced; one that does not say of what is not") {
+TEST_CASE("a stated inter-node network is priced, one that does not say of what is not") {
   // 8 NICs x 400 Gb/s = 3,200 Gb/s = 400e9 B/s a node.
   CHECK(node_network_Bps_from_text("8x400 Gb/s NDR InfiniBand per node (ConnectX-7)", 8) ==
         doctest::Approx(400e9));
@@ -303,4 +303,25 @@ TEST_CASE("a stated inter-node network is priced; one that does not say of what 
   CHECK(r.rows[0].predicted_s > r.rows[1].predicted_s);
   // The preset's own rate stated or left out: the same prediction.
   CHECK(r.rows[1].predicted_s == r.rows[2].predicted_s);
+}
+
+TEST_CASE("hybrid sharding (HSDP) is read: a stated shard group, else a node's ranks") {
+  const std::string model =
+      "Llama 2 7B,SwiGLU,32,4096,32,32,11008,4096,32000,H100-SXM5-80GB,128,8,1,1,128,1,,2,256,"
+      "none,no,BF16,";
+  const std::string csv =
+      std::string(kHeader) +  //
+      "A,G," + model + "\"FSDP hybrid: HSDP, sharded within each 8-GPU node\",fms-fsdp,,,1.8\n" +
+      "B,G," + model + "\"FSDP (ZeRO-3) hybrid, shard group 16 (ici_fsdp)\",MaxText,,,1.8\n" +
+      "C,G," + model + "\"FSDP (ZeRO-3), full shard\",fms-fsdp,,,1.8\n" + "D,G," + model +
+      "\"distributed optimizer, hybrid\",Megatron-Core,,,1.8\n";
+  const ValidationReport r = validate_csv_table(parse_csv(csv, "h.csv"), "h.csv");
+  REQUIRE(r.rows.size() == 4);
+  CHECK(r.rows[0].run.plan.dp_shard == 8);   // tp 1: a node's 8 data-parallel ranks
+  CHECK(r.rows[1].run.plan.dp_shard == 16);  // as stated
+  CHECK(r.rows[2].run.plan.dp_shard == 0);   // over all 128
+  CHECK(r.rows[3].run.plan.dp_shard == 0);   // not FSDP: nothing to read
+  // Sharded in a node, the 16 replicas all-reduce across nodes once; over
+  // all 128, every micro-batch's gathers cross nodes: the same model differs.
+  CHECK(r.rows[0].predicted_s != r.rows[2].predicted_s);
 }

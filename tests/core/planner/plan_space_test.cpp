@@ -102,3 +102,28 @@ TEST_CASE("plan space: a pinned schedule is kept where the canonical form would 
   CHECK(space.count() == 1);
   space.for_each([](const ParallelPlan& p) { CHECK(p.schedule == Schedule::GPipe); });
 }
+
+TEST_CASE("plan space: FSDP across nodes also comes sharded within a node (HSDP)") {
+  PlanPins pins;
+  pins.tp = 1;
+  pins.pp = 1;
+  pins.cp = 1;
+  pins.micro_batch = 1;
+  pins.recompute = Recompute::None;
+  pins.sequence_parallel = false;
+  pins.optimizer_sharding = OptimizerSharding::Fsdp;
+  PlanSpaceInput in = tiny_space(pins);
+  in.gpus = 16;  // two nodes of 8: dp 16, 8 data-parallel ranks a node
+  in.global_batch = 16;
+  std::vector<ParallelPlan> plans;
+  PlanSpace(test::tiny_model(), in).for_each([&](const ParallelPlan& p) { plans.push_back(p); });
+  // FSDP over all 16, then HSDP sharded over each node's 8 (2 replicas).
+  REQUIRE(plans.size() == 2);
+  CHECK(plans[0].dp_shard == 0);
+  CHECK(plans[1].dp_shard == 8);
+  CHECK(plans[1].problems(test::tiny_model(), 128, 16).empty());
+  // On one node there is nothing to replicate across: FSDP alone.
+  in.gpus = 8;
+  in.global_batch = 8;
+  CHECK(PlanSpace(test::tiny_model(), in).count() == 1);
+}
