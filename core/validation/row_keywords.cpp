@@ -1,9 +1,9 @@
 // The keyword recognisers of published-run cells (declared in
 // published_run.hpp and text_match.hpp).
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
-#include <regex>
 
 #include "core/validation/published_run.hpp"
 #include "core/validation/text_match.hpp"
@@ -128,16 +128,37 @@ std::optional<double> recomputed_block_share(std::optional<double> mfu_pct,
 }
 
 std::optional<double> node_network_Bps_from_text(const std::string& text, int gpus_per_node) {
+  // By hand, not std::regex: libstdc++'s recurses per character and a long
+  // cell would exhaust the stack. Each look is bounded, so this is linear.
   const std::string t = lower(text);
   constexpr double kBytesPerGbit = 1e9 / 8.0;
-  std::smatch m;
-  static const std::regex nics(R"((\d+)\s*x\s*(\d+(?:\.\d+)?)\s*gb(?:/s|ps)[^;]*per node)");
-  static const std::regex per(R"((\d+(?:\.\d+)?)\s*gb(?:/s|ps)[^;(]*?per (gpu|node))");
-  if (std::regex_search(t, m, nics))
-    return std::stod(m[1].str()) * std::stod(m[2].str()) * kBytesPerGbit;
-  if (std::regex_search(t, m, per)) {
-    const double rate = std::stod(m[1].str()) * kBytesPerGbit;
-    return m[2].str() == "gpu" ? rate * gpus_per_node : rate;
+  constexpr std::size_t kLongestQualifier = 120;  // "Gb/s ... per node" within one clause
+  auto digit = [&](std::size_t i) { return std::isdigit(static_cast<unsigned char>(t[i])) != 0; };
+  auto skip_spaces_back = [&](std::size_t i) {
+    while (i > 0 && t[i - 1] == ' ') --i;
+    return i;
+  };
+  for (std::size_t at = t.find("gb"); at != std::string::npos; at = t.find("gb", at + 2)) {
+    if (t.compare(at, 4, "gb/s") != 0 && t.compare(at, 4, "gbps") != 0) continue;
+    const std::size_t end = skip_spaces_back(at);
+    std::size_t begin = end;
+    while (begin > 0 && (digit(begin - 1) || t[begin - 1] == '.')) --begin;
+    const auto rate = leading_number(t.substr(begin, end - begin));
+    if (begin == end || !rate) continue;
+    // "N x R Gb/s": N NICs of R.
+    double nics = 0;
+    if (const std::size_t x = skip_spaces_back(begin); x > 0 && t[x - 1] == 'x') {
+      const std::size_t count_end = skip_spaces_back(x - 1);
+      std::size_t count_begin = count_end;
+      while (count_begin > 0 && digit(count_begin - 1)) --count_begin;
+      if (auto n = leading_number(t.substr(count_begin, count_end - count_begin))) nics = *n;
+    }
+    // What the rate is of, said before the clause ends (';' or '(').
+    std::string clause = t.substr(at, kLongestQualifier);
+    clause = clause.substr(0, clause.find_first_of(";("));
+    if (nics > 0 && has(clause, "per node")) return nics * *rate * kBytesPerGbit;
+    if (has(clause, "per gpu")) return *rate * kBytesPerGbit * gpus_per_node;
+    if (has(clause, "per node")) return *rate * kBytesPerGbit;
   }
   return std::nullopt;
 }

@@ -284,6 +284,11 @@ TEST_CASE("a stated inter-node network is priced, one that does not say of what 
   CHECK_FALSE(node_network_Bps_from_text("InfiniBand NDR 400 Gb/s (report hardware line)", 8));
   CHECK_FALSE(node_network_Bps_from_text("not stated in the source", 8));
   CHECK_FALSE(node_network_Bps_from_text("", 8));
+  // A cell of a million characters (a fuzzer's): read without recursion.
+  CHECK_FALSE(node_network_Bps_from_text(std::string(1'000'000, '9') + " Gb/s", 8));
+  std::string many;
+  for (int i = 0; i < 100'000; ++i) many += "4 gbps x";
+  CHECK_FALSE(node_network_Bps_from_text(many, 8));
   // The A100 preset's NIC is 200 Gb/s a GPU, 1,600 Gb/s a node; a row
   // stating 400 Gb/s a node has a quarter of it, and its FSDP gathers over
   // 16 nodes take longer: the prediction grows.
