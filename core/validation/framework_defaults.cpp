@@ -2,6 +2,8 @@
 // framework_defaults.hpp).
 #include "core/validation/framework_defaults.hpp"
 
+#include <string_view>
+
 #include "core/cost/estimate.hpp"
 #include "core/validation/text_match.hpp"
 
@@ -21,8 +23,9 @@ void apply_hybrid_sharding(const std::string& sharding, PublishedRun& run) {
   if (p.optimizer_sharding != OptimizerSharding::Fsdp) return;
   if (!has(sharding, "hsdp") && !has(sharding, "hybrid")) return;
   int shard = group_placement(p, run.gpus_per_node).dp_per_node;
-  if (const auto at = sharding.find("shard group"); at != std::string::npos) {
-    if (auto n = leading_number(sharding.substr(at + 11)); n && *n >= 1 && *n <= p.dp)
+  constexpr std::string_view kKey = "shard group";
+  if (const auto at = sharding.find(kKey); at != std::string::npos) {
+    if (auto n = leading_number(sharding.substr(at + kKey.size())); n && *n >= 1 && *n <= p.dp)
       shard = static_cast<int>(*n);
   }
   if (shard < 1 || shard >= p.dp || p.dp % shard != 0) return;
@@ -34,7 +37,6 @@ void apply_hybrid_sharding(const std::string& sharding, PublishedRun& run) {
 }  // namespace
 
 void apply_framework(const RowCells& row, PublishedRun& run) {
-  apply_hybrid_sharding(lower(row.sharding), run);
   const std::string framework = lower(row.framework);
   const std::string all =
       framework + " " + lower(row.notes) + " " + lower(row.sharding) + " " + lower(row.recompute);
@@ -94,6 +96,8 @@ void apply_framework(const RowCells& row, PublishedRun& run) {
       has(all, "tp-comm-overlap") || has(all, "tp_comm_overlap")) {
     run.options.tp_comm_overlap = true;
   }
+  // Last: a rule above may have turned FSDP into something HSDP does not shard.
+  apply_hybrid_sharding(lower(row.sharding), run);
 }
 
 }  // namespace parashift::core

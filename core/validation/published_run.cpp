@@ -17,7 +17,6 @@ namespace parashift::core {
 
 using text::has;
 using text::lower;
-using text::release_year;
 using text::trim;
 
 namespace {
